@@ -1,0 +1,1 @@
+"""The thin ``pfssim`` command line over the library."""

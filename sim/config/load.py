@@ -1,0 +1,220 @@
+"""Loading topology files and the parts catalogue into validated models, with located errors.
+
+Pydantic's error locations are turned back into YAML paths and line numbers, so that every message
+reads ``file:line path: what is wrong``. All problems of a file are collected before raising.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from sim.config.parts import PART_KINDS, PART_REFERENCES, Part, merge_fields
+from sim.config.system import SystemSpec
+from sim.config.yamlio import SourceMap, load_yaml
+from sim.errors import ConfigError, Problem
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[str | int, ...]:
+    """Keep the elements of a pydantic ``loc`` that name real keys/indices of ``data``.
+
+    Pydantic inserts union tags and validator names into locations; they are not YAML paths.
+    """
+    path: list[str | int] = []
+    node = data
+    for element in loc:
+        if isinstance(node, dict) and element in node:
+            path.append(element)
+            node = node[element]
+        elif isinstance(node, list) and isinstance(element, int) and 0 <= element < len(node):
+            path.append(element)
+            node = node[element]
+    return tuple(path)
+
+
+def _message(error: dict[str, Any]) -> str:
+    kind = error["type"]
+    loc = error["loc"]
+    if kind == "extra_forbidden":
+        return f"unknown key {loc[-1]!r}"
+    if kind == "missing":
+        return f"missing required key {loc[-1]!r}"
+    message = str(error["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if message.startswith(prefix):
+            message = message[len(prefix) :]
+    if kind in ("literal_error", "union_tag_invalid"):
+        message += f" (got {error.get('input')!r})"
+    return message
+
+
+def validation_problems(
+    exc: ValidationError, data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = ()
+) -> list[Problem]:
+    """Translate a pydantic :class:`ValidationError` on ``data`` (found at ``prefix``) into problems."""
+    problems = []
+    seen = set()
+    for error in exc.errors():
+        loc = tuple(error["loc"])
+        path = prefix + _data_path(data, loc)
+        if error["type"] in ("extra_forbidden", "missing") and loc:
+            key = loc[-1]
+            path = prefix + _data_path(data, loc[:-1]) + (key,)
+        problem = smap.problem(path, _message(error))
+        if (problem.path, problem.message) not in seen:
+            seen.add((problem.path, problem.message))
+            problems.append(problem)
+    return problems
+
+
+def validate_model(
+    cls: type[M], data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = ()
+) -> M:
+    """Validate ``data`` as ``cls`` or raise :class:`ConfigError` with located problems."""
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(validation_problems(exc, data, smap, prefix)) from None
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """One part: its validated model, its raw fields (for overrides) and where it was defined."""
+
+    kind: str
+    name: str
+    part: Part
+    raw: dict[str, Any]
+    smap: SourceMap
+    path: tuple[str | int, ...]
+
+
+@dataclass
+class Catalogue:
+    """All parts known to a system: the shared catalogue plus the system file's own ``parts``."""
+
+    entries: dict[str, dict[str, CatalogueEntry]] = field(
+        default_factory=lambda: {kind: {} for kind in PART_KINDS}
+    )
+
+    def get(self, kind: str, name: str) -> CatalogueEntry | None:
+        """The entry of ``kind`` called ``name``, or None."""
+        return self.entries[kind].get(name)
+
+    def names(self, kind: str) -> list[str]:
+        """Known part names of one kind, sorted."""
+        return sorted(self.entries[kind])
+
+    def add_document(self, data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = ()) -> list[Problem]:
+        """Add the parts of one catalogue document (or a system file's ``parts`` section)."""
+        problems: list[Problem] = []
+        if not isinstance(data, dict):
+            return [smap.problem(prefix, "a parts catalogue must map kinds (drives, hcas, ...) to parts")]
+        for kind, parts in data.items():
+            kind_path = (*prefix, kind)
+            if kind not in PART_KINDS:
+                problems.append(
+                    smap.problem(kind_path, f"unknown part kind {kind!r} (known: {', '.join(PART_KINDS)})")
+                )
+                continue
+            if not isinstance(parts, dict):
+                problems.append(smap.problem(kind_path, "must map part names to their fields"))
+                continue
+            for name, fields in parts.items():
+                path = (*kind_path, name)
+                if name in self.entries[kind]:
+                    first = self.entries[kind][name]
+                    problems.append(
+                        smap.problem(
+                            path,
+                            f"part {name!r} is already defined at {first.smap.file}:"
+                            f"{first.smap.line(first.path)}; use 'overrides' to change a field",
+                        )
+                    )
+                    continue
+                try:
+                    part = validate_model(PART_KINDS[kind], fields, smap, path)
+                except ConfigError as exc:
+                    problems.extend(exc.problems)
+                    continue
+                self.entries[kind][name] = CatalogueEntry(kind, str(name), part, fields, smap, path)
+        return problems
+
+    def check_references(self) -> list[Problem]:
+        """Every part named inside another part (a drive's bus, a server's CPU) must exist."""
+        problems = []
+        for kind, refs in PART_REFERENCES.items():
+            for entry in self.entries[kind].values():
+                for field_path, target_kind in refs:
+                    value: Any = entry.raw
+                    for key in field_path:
+                        value = value.get(key) if isinstance(value, dict) else None
+                    if value is not None and value not in self.entries[target_kind]:
+                        problems.append(
+                            entry.smap.problem(
+                                (*entry.path, *field_path),
+                                unknown_part_message(target_kind, str(value), self.names(target_kind)),
+                            )
+                        )
+        return problems
+
+    def resolve(
+        self, kind: str, name: str, overrides: dict[str, Any], smap: SourceMap, path: tuple[str | int, ...]
+    ) -> Part:
+        """The part ``name`` of ``kind`` with ``overrides`` applied and re-validated; errors at ``path``."""
+        entry = self.get(kind, name)
+        if entry is None:
+            raise ConfigError([smap.problem((*path, "part"), unknown_part_message(kind, name, self.names(kind)))])
+        if not overrides:
+            return entry.part
+        merged = merge_fields(entry.raw, overrides)
+        return validate_model(PART_KINDS[kind], merged, smap, (*path, "overrides"))
+
+
+def unknown_part_message(kind: str, name: str, known: list[str]) -> str:
+    """'unknown part X' with the known names of that kind, so the fix is visible."""
+    listing = ", ".join(known) if known else "none defined"
+    return f"unknown {kind[:-1].replace('_', ' ')} part {name!r} (known: {listing})"
+
+
+def catalogue_dir_for(topology: Path) -> Path:
+    """The shared catalogue beside a topology file: ``<its folder>/parts``."""
+    return topology.resolve().parent / "parts"
+
+
+def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
+    """Read every ``*.yaml`` in ``directory``; returns the catalogue and the problems found."""
+    catalogue = Catalogue()
+    problems: list[Problem] = []
+    if not directory.is_dir():
+        return catalogue, [Problem(str(directory), None, "", "parts catalogue folder not found")]
+    for path in sorted(directory.glob("*.yaml")):
+        try:
+            data, smap = load_yaml(path)
+        except ConfigError as exc:
+            problems.extend(exc.problems)
+            continue
+        problems.extend(catalogue.add_document(data, smap))
+    return catalogue, problems
+
+
+def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
+    """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
+    data, smap = load_yaml(path)
+    catalogue, problems = load_catalogue(catalogue_dir_for(path))
+    if isinstance(data, dict) and isinstance(data.get("parts"), dict):
+        problems.extend(catalogue.add_document(data["parts"], smap, ("parts",)))
+    problems.extend(catalogue.check_references())
+    try:
+        spec = validate_model(SystemSpec, data, smap)
+    except ConfigError as exc:
+        problems.extend(exc.problems)
+        raise ConfigError(problems) from None
+    if problems:
+        raise ConfigError(problems)
+    return spec, catalogue, smap

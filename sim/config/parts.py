@@ -1,0 +1,210 @@
+"""Schema of the parts catalogue (``topologies/parts/*.yaml``): datasheet values, each with its source.
+
+A catalogue file maps a kind (``drives``, ``hcas``, ...) to part names and their fields. A system file
+references parts by name and may override fields; :func:`part_with_overrides` re-validates the merged
+fields so that an override obeys the same units and checks as the datasheet value it replaces.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import model_validator
+
+from sim.config.quantities import Bandwidth, Count, Duration, Frequency, Iops, Model, Rotation, Size, Text
+
+
+class Part(Model):
+    """Fields every part carries: what it is and where its numbers come from."""
+
+    model: Text
+    source: Text
+    sources: dict[str, Text] = {}
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _sources_name_fields(self) -> Part:
+        unknown = sorted(set(self.sources) - set(type(self).model_fields))
+        if unknown:
+            raise ValueError(f"'sources' names fields this part does not have: {', '.join(unknown)}")
+        return self
+
+
+class Interface(Model):
+    """A host or device attachment: a bus generation and a lane count."""
+
+    bus: Text
+    lanes: Count
+
+
+class Bus(Part):
+    """A serial bus generation; ``lane_rate`` is per lane and per direction."""
+
+    lane_rate: Bandwidth
+
+
+class Drive(Part):
+    """A drive's datasheet figures. ``seq_*`` are outer-zone maxima for HDDs."""
+
+    kind: Literal["nvme", "sas_ssd", "nl_sas_hdd"]
+    capacity: Size
+    interface: Interface
+    seq_read: Bandwidth
+    seq_write: Bandwidth
+    rand_read_iops: Iops
+    rand_write_iops: Iops
+    read_latency: Duration
+    write_latency: Duration
+    parallelism: Count | None = None
+    rpm: Rotation | None = None
+    avg_seek: Duration | None = None
+    inner_seq_rate: Bandwidth | None = None
+
+    @model_validator(mode="after")
+    def _hdd_fields(self) -> Drive:
+        hdd_fields = ("rpm", "avg_seek", "inner_seq_rate")
+        if self.kind == "nl_sas_hdd":
+            missing = [f for f in hdd_fields if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"an HDD needs {', '.join(missing)}")
+        else:
+            extra = [f for f in hdd_fields if getattr(self, f) is not None]
+            if extra:
+                raise ValueError(f"{', '.join(extra)} apply to HDDs only, not to kind {self.kind!r}")
+        return self
+
+
+class Link(Part):
+    """A network link type; ``rate`` is the per-direction data rate."""
+
+    rate: Bandwidth
+    signalling: Bandwidth | None = None
+
+
+class Hca(Part):
+    """A host channel adapter (InfiniBand NIC)."""
+
+    link: Text
+    ports: Count = 1
+    host: Interface
+
+
+class Switch(Part):
+    """A non-blocking network switch."""
+
+    ports: Count
+    port_link: Text
+    split_ports: Count | None = None
+    split_link: Text | None = None
+
+
+class PcieSwitch(Part):
+    """A PCIe switch fanning one uplink out to device slots."""
+
+    uplink: Interface
+    downstream_ports: Count
+
+
+class Hba(Part):
+    """A SAS host bus adapter with external wide ports."""
+
+    host: Interface
+    ports: Count
+    port_lanes: Count
+    port_bus: Text
+
+
+class Enclosure(Part):
+    """A storage enclosure: a controller array (ME4084/ME4024) or an expansion (ME484)."""
+
+    kind: Literal["controller", "expansion"]
+    slots: Count
+    controllers: Count | None = None
+    host_ports_per_controller: Count | None = None
+    host_port_lanes: Count | None = None
+    host_port_bus: Text | None = None
+    expansion_ports_per_controller: Count | None = None
+    array_seq_read: Bandwidth | None = None
+    array_seq_write: Bandwidth | None = None
+    array_read_iops: Iops | None = None
+    array_write_iops: Iops | None = None
+    cache_per_controller: Size | None = None
+    io_modules: Count | None = None
+
+    @model_validator(mode="after")
+    def _controller_fields(self) -> Enclosure:
+        needed = (
+            "controllers",
+            "host_ports_per_controller",
+            "host_port_lanes",
+            "host_port_bus",
+            "expansion_ports_per_controller",
+            "array_seq_read",
+            "array_seq_write",
+            "array_read_iops",
+            "array_write_iops",
+        )
+        if self.kind == "controller":
+            missing = [f for f in needed if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"a controller enclosure needs {', '.join(missing)}")
+        elif self.io_modules is None:
+            raise ValueError("an expansion enclosure needs io_modules")
+        return self
+
+
+class Cpu(Part):
+    """A CPU socket: cores, inter-socket links and PCIe lanes."""
+
+    cores: Count
+    base_clock: Frequency
+    upi_links: Count
+    upi_link_rate: Bandwidth
+    pcie_bus: Text
+    pcie_lanes: Count
+
+
+class Server(Part):
+    """A server chassis with its default CPU and memory (a system file may override both)."""
+
+    sockets: Count
+    cpu: Text
+    memory: Size
+
+
+#: Catalogue kinds and the schema of their parts, in the order references resolve.
+PART_KINDS: dict[str, type[Part]] = {
+    "buses": Bus,
+    "drives": Drive,
+    "links": Link,
+    "hcas": Hca,
+    "switches": Switch,
+    "pcie_switches": PcieSwitch,
+    "hbas": Hba,
+    "enclosures": Enclosure,
+    "cpus": Cpu,
+    "servers": Server,
+}
+
+#: Which fields of a part name another part, and of which kind.
+PART_REFERENCES: dict[str, list[tuple[tuple[str, ...], str]]] = {
+    "drives": [(("interface", "bus"), "buses")],
+    "hcas": [(("link",), "links"), (("host", "bus"), "buses")],
+    "switches": [(("port_link",), "links"), (("split_link",), "links")],
+    "pcie_switches": [(("uplink", "bus"), "buses")],
+    "hbas": [(("host", "bus"), "buses"), (("port_bus",), "buses")],
+    "enclosures": [(("host_port_bus",), "buses")],
+    "cpus": [(("pcie_bus",), "buses")],
+    "servers": [(("cpu",), "cpus")],
+}
+
+
+def merge_fields(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``overrides`` into a copy of ``base`` (mappings merge, everything else replaces)."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_fields(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

@@ -1,0 +1,34 @@
+"""Pydantic field types for quantities with units (``Bandwidth``, ``Size``, ...), parsed into SI floats."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel as _BaseModel
+
+from sim.config.units import Dimension, parse_quantity
+
+
+def _parser(dimension: Dimension, allow_zero: bool = False):  # noqa: ANN202 - returns a validator
+    def parse(value: object) -> float:
+        return parse_quantity(value, dimension, allow_zero=allow_zero)
+
+    return parse
+
+
+Size = Annotated[float, BeforeValidator(_parser(Dimension.SIZE))]
+Bandwidth = Annotated[float, BeforeValidator(_parser(Dimension.BANDWIDTH))]
+Duration = Annotated[float, BeforeValidator(_parser(Dimension.DURATION))]
+Iops = Annotated[float, BeforeValidator(_parser(Dimension.IOPS))]
+Rotation = Annotated[float, BeforeValidator(_parser(Dimension.ROTATION))]
+Frequency = Annotated[float, BeforeValidator(_parser(Dimension.FREQUENCY))]
+Count = Annotated[int, Field(ge=1, strict=True)]
+Index = Annotated[int, Field(ge=0, strict=True)]
+Text = Annotated[str, Field(min_length=1)]
+
+
+class Model(_BaseModel):
+    """Base of every schema: unknown keys are errors, values are immutable once read."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)

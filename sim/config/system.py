@@ -1,0 +1,276 @@
+"""Schema of a system (topology) file: servers, NUMA zones, devices, enclosures, network and file system.
+
+Repetition is declared with ``count`` and names with an ``{i}`` placeholder (``storage{i}`` with
+``count: 5, start: 1`` gives storage1..storage5). A server may take its body from a named template.
+What the schema cannot check alone (part names, drive counts, cabling, reachability) is checked when
+the system is built (:mod:`sim.topology.build`), with the same file/line/path messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from sim.config.quantities import Count, Index, Model, Size, Text
+
+RaidLevel = Literal[0, 1, 5, 6, 10]
+
+
+class PartRef(Model):
+    """A reference to a catalogue part, with optional field overrides."""
+
+    part: Text
+    overrides: dict[str, Any] = {}
+
+
+class DriveSet(PartRef):
+    """``count`` identical drives."""
+
+    count: Count
+
+
+class HcaRef(PartRef):
+    """An HCA and the switch (or switches, alternating by index) its port is cabled to."""
+
+    name: Text | None = None
+    switch: Text | list[Text]
+
+
+class PcieSwitchRef(PartRef):
+    """A PCIe switch in a NUMA zone and the drives behind it."""
+
+    name: Text | None = None
+    drives: DriveSet | None = None
+
+
+class HbaRef(PartRef):
+    """A SAS HBA in a NUMA zone."""
+
+    name: Text | None = None
+
+
+class RaidSpec(Model):
+    """``count`` RAID groups of ``members`` drives taken from the pool they are declared in.
+
+    Drives are taken in slot order; with ``interleave: k`` each block of ``k * members`` slots is
+    dealt out to ``k`` groups in turn (ME4084 even/odd slots: ``interleave: 2``; ME4024 mirrors
+    N and N+12: ``members: 2, interleave: 12``). ``drives`` lists slots explicitly instead.
+    """
+
+    name: Text | None = None
+    count: Count = 1
+    level: RaidLevel
+    members: Count
+    stripe_unit: Size
+    role: Literal["data", "metadata"] = "data"
+    interleave: Count = 1
+    drives: list[Index] | None = None
+    owner: Literal["alternate", "A", "B"] = "alternate"
+    filesystem: Text | None = None
+
+    @model_validator(mode="after")
+    def _level_and_members(self) -> RaidSpec:
+        n = self.members
+        rules = {
+            0: (n >= 1, "RAID0 needs at least 1 member"),
+            1: (n >= 2, "RAID1 needs at least 2 members"),
+            5: (n >= 3, "RAID5 needs at least 3 members"),
+            6: (n >= 4, "RAID6 needs at least 4 members (2 data + 2 parity)"),
+            10: (n >= 4 and n % 2 == 0, "RAID10 needs an even number of members, at least 4"),
+        }
+        ok, message = rules[self.level]
+        if not ok:
+            raise ValueError(f"{message}, got members: {n}")
+        if self.drives is not None:
+            if self.count != 1:
+                raise ValueError("explicit 'drives' describe one group; remove 'count'")
+            if len(self.drives) != n:
+                raise ValueError(f"'drives' lists {len(self.drives)} slots but members is {n}")
+            if len(set(self.drives)) != len(self.drives):
+                raise ValueError("'drives' lists a slot twice")
+        return self
+
+
+ServiceKind = Literal["beegfs-mgmt", "beegfs-meta", "beegfs-storage"]
+
+
+class ServiceSpec(Model):
+    """BeeGFS daemons running on a server or pinned to one NUMA zone.
+
+    ``targets`` are glob patterns over dotted names; in a zone they default to the zone's RAID groups
+    of the matching role, dealt out evenly over ``count`` services. ``interfaces`` says which HCAs the
+    service is reachable through: ``zone`` (the zone's own, NUMA-pinned; the default in a zone),
+    ``all`` (the default for a server-level service), or a list of HCA names. GPFS NSD servers are
+    declared in the file system's ``nsds`` section instead.
+    """
+
+    kind: ServiceKind
+    count: Count = 1
+    targets: list[Text] | None = None
+    interfaces: Literal["zone", "all"] | list[Text] | None = None
+    workers: Count | None = None
+
+
+class NumaZone(Model):
+    """One CPU socket's share of a server: its HCAs, PCIe switches, HBAs, drives and services."""
+
+    count: Count = 1
+    hcas: list[HcaRef] = []
+    pcie_switches: list[PcieSwitchRef] = []
+    drives: DriveSet | None = None
+    hbas: list[HbaRef] = []
+    raid_groups: list[RaidSpec] = []
+    spares: Index = 0
+    services: list[ServiceSpec] = []
+
+
+class SasCabling(Model):
+    """One HBA port of this server to each controller of each matching enclosure."""
+
+    enclosures: Text
+    ports_per_controller: Count = 1
+
+
+class ServerBody(Model):
+    """What a server is made of; shared by templates and server entries."""
+
+    part: Text | None = None
+    role: Text | None = None
+    cpu: Text | None = None
+    memory: Size | None = None
+    numa: list[NumaZone] | None = None
+    sas: list[SasCabling] | None = None
+    services: list[ServiceSpec] | None = None
+
+
+class ServerSpec(ServerBody):
+    """``count`` servers named from ``name`` (``{i}`` runs from ``start``), optionally from a template."""
+
+    name: Text
+    count: Count = 1
+    start: Index = 0
+    template: Text | None = None
+
+
+class ClientSpec(Model):
+    """``count`` identical client nodes."""
+
+    name: Text = "client{i}"
+    count: Count
+    start: Index = 0
+    part: Text
+    cpu: Text | None = None
+    memory: Size | None = None
+    cores: Count | None = None
+    hcas: list[HcaRef] = Field(min_length=1)
+
+
+class ExpansionSpec(PartRef):
+    """An expansion enclosure (ME484) behind a controller enclosure's expansion ports."""
+
+    name: Text = "exp"
+    drives: DriveSet
+    raid_groups: list[RaidSpec] = []
+    spares: Index = 0
+
+
+class EnclosureSpec(PartRef):
+    """``count`` controller enclosures (ME4084/ME4024) with their drives, virtual disks and spares."""
+
+    name: Text
+    count: Count = 1
+    start: Index = 0
+    drives: DriveSet
+    raid_groups: list[RaidSpec] = []
+    spares: Index = 0
+    expansion: ExpansionSpec | None = None
+
+
+class SwitchSpec(PartRef):
+    """A network switch of the fabric."""
+
+    name: Text
+
+
+class InterSwitchLinks(Model):
+    """``count`` links of one link type between two switches (an uplink bundle)."""
+
+    between: list[Text] = Field(min_length=2, max_length=2)
+    count: Count
+    link: Text
+
+
+class NetworkSpec(Model):
+    """The fabric: non-blocking switches that HCAs are cabled to, and the links between switches."""
+
+    switches: list[SwitchSpec] = Field(min_length=1)
+    links: list[InterSwitchLinks] = []
+
+
+class SourcedValue(Model):
+    """A number with the document it comes from."""
+
+    value: float = Field(gt=0)
+    source: Text
+
+
+class BeeGFSSpec(Model):
+    """BeeGFS settings the model uses, with defaults documented in docs/design.md."""
+
+    kind: Literal["beegfs"]
+    version: Text | None = None
+    chunk_size: Size
+    num_targets: Count
+    target_chooser: Literal["randomized", "roundrobin", "randomrobin", "randominternode"]
+    workers: dict[Literal["meta", "storage"], Count]
+    conn_max_internode: dict[Literal["client", "meta", "storage"], Count]
+    capacity_efficiency: SourcedValue
+
+
+class GpfsNsdSpec(Model):
+    """Which LUNs are NSDs of which usage, and the servers that serve them (primary alternates)."""
+
+    luns: Text
+    usage: Literal["data", "metadata"]
+    servers: list[Text] = Field(min_length=1)
+
+
+class PagepoolSpec(Model):
+    """GPFS pagepool sizes on clients and NSD servers."""
+
+    client: Size
+    server: Size
+
+
+class GpfsSpec(Model):
+    """Spectrum Scale settings the model uses."""
+
+    kind: Literal["gpfs"]
+    version: Text | None = None
+    block_size: Size
+    subblocks_per_block: Count
+    allocation: Literal["scattered", "cluster"]
+    inode_size: Size
+    metadata_replicas: Count = 1
+    data_replicas: Count = 1
+    pagepool: PagepoolSpec
+    nsds: list[GpfsNsdSpec] = Field(min_length=1)
+    capacity_efficiency: SourcedValue
+
+
+class SystemSpec(Model):
+    """A whole storage installation as written in one topology file."""
+
+    name: Text
+    title: Text
+    source: Text
+    assumptions: list[Text] = []
+    benchmarks: list[Text] = Field(min_length=1)
+    parts: dict[str, dict[str, dict[str, Any]]] = {}
+    templates: dict[str, ServerBody] = {}
+    network: NetworkSpec
+    clients: ClientSpec
+    servers: list[ServerSpec] = Field(min_length=1)
+    enclosures: list[EnclosureSpec] = []
+    filesystem: BeeGFSSpec | GpfsSpec = Field(discriminator="kind")

@@ -1,0 +1,1 @@
+"""Rendering result objects for people: rich tables and JSON."""

@@ -1,0 +1,1 @@
+"""The hardware graph: building a system from its spec, capacity, and max-flow bounds."""

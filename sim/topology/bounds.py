@@ -1,0 +1,217 @@
+"""The hardware ceiling: max-flow from all clients to all storage targets, and who sets it.
+
+The flow network follows the data path a request takes: client HCA -> switch -> server HCA ->
+service -> (UPI if the NUMA zone changes) -> PCIe switch, or HBA -> SAS port -> controller
+(-> expansion port) -> RAID group -> sink. Every part with a rate becomes an edge of that capacity
+(node splitting); reads and writes use the same paths with their own device and controller rates.
+
+The bound is a relaxation, by design: it lets any server cabled to a controller carry that
+controller's LUNs (a failover path) and lets flows share one UPI node per direction. On the shipped
+systems neither changes the value; both are documented in docs/design.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from sim.topology.model import Component, Service, System
+
+SRC = "@clients"
+SINK = "@targets"
+
+
+def _in(name: str) -> tuple[str, str]:
+    return (name, "in")
+
+
+def _out(name: str) -> tuple[str, str]:
+    return (name, "out")
+
+
+class FlowNetwork:
+    """A directed network with per-component capacities for one operation (read or write)."""
+
+    def __init__(self, system: System, op: str) -> None:
+        self.system = system
+        self.op = op
+        self.graph = nx.DiGraph()
+        self.split: set[str] = set()
+        # Synthetic nodes (a UPI direction, a server-level service's entry per zone) live here,
+        # not in the system: building a flow network must not change what it describes.
+        self.extra: dict[str, Component] = {}
+        self._build()
+
+    def component(self, name: str) -> Component:
+        """A system component or one of this network's synthetic nodes."""
+        return self.extra.get(name) or self.system.components[name]
+
+    def capacity(self, name: str) -> float | None:
+        """The component's rate for this operation (None: not a limit)."""
+        component = self.component(name)
+        return component.read_Bps if self.op == "read" else component.write_Bps
+
+    def node(self, name: str) -> None:
+        """Split a rated component into in -> out with its capacity."""
+        if name in self.split:
+            return
+        self.split.add(name)
+        cap = self.capacity(name)
+        if cap is None:
+            self.graph.add_edge(_in(name), _out(name))
+        else:
+            self.graph.add_edge(_in(name), _out(name), capacity=cap)
+
+    def edge(self, a: str, b: str) -> None:
+        """Unlimited connection from component ``a`` to component ``b``."""
+        self.node(a)
+        self.node(b)
+        self.graph.add_edge(_out(a), _in(b))
+
+    def upi_hop(self, src_zone: str, dst_zone: str, frm: str, to: str) -> None:
+        """``frm`` -> ``to``, through the server's UPI when the two sit on different sockets."""
+        if src_zone == dst_zone or src_zone not in self.system.upi_of:
+            self.edge(frm, to)
+            return
+        upi = self.system.upi_of[src_zone]
+        # One node per direction keeps the two directions' capacities apart.
+        hop = f"{upi}[{src_zone.rsplit('.', 1)[-1]}->{dst_zone.rsplit('.', 1)[-1]}]"
+        if hop not in self.extra:
+            base = self.system.components[upi]
+            self.extra[hop] = Component(hop, "upi", base.model, base.read_Bps, base.write_Bps, base.note)
+        self.edge(frm, hop)
+        self.edge(hop, to)
+
+    def _build(self) -> None:
+        s = self.system
+        g = self.graph
+        for name, (a, b) in s.switch_links.items():
+            # A full-duplex bundle: one capacity per direction.
+            base = s.components[name]
+            for frm, to in ((a, b), (b, a)):
+                hop = f"{name}[{frm}->{to}]"
+                self.extra[hop] = Component(hop, "switch_link", base.model, base.read_Bps, base.write_Bps, base.note)
+                self.edge(frm, hop)
+                self.edge(hop, to)
+        for client, hcas in s.client_hcas.items():
+            for hca in hcas:
+                self.node(hca)
+                g.add_edge(SRC, _in(hca))
+                self.edge(hca, s.hca_switch[hca])
+        for service in s.services.values():
+            for hca in service.hcas:
+                self.edge(s.hca_switch[hca], hca)
+                hca_zone = s.zone_of.get(hca, service.server)
+                entry = service.name if service.zone else f"{service.name}@{hca_zone.rsplit('.', 1)[-1]}"
+                if entry not in s.components and entry not in self.extra:
+                    self.extra[entry] = Component(entry, "service", service.kind)
+                self.upi_hop(hca_zone, service.zone or hca_zone, hca, entry)
+                for target in service.targets:
+                    self._to_target(service, entry, service.zone or hca_zone, target)
+        for name in s.storage_targets:
+            self.node(name)
+            g.add_edge(_out(name), SINK)
+
+    def _to_target(self, service: Service, entry: str, zone: str, target: str) -> None:
+        s = self.system
+        group = s.groups[target]
+        for up in group.upstream:
+            kind = s.components[up].kind
+            if kind == "pcie_switch":
+                self.upi_hop(zone, s.zone_of[up], entry, up)
+                self.edge(up, target)
+            elif kind == "numa":
+                self.upi_hop(zone, up, entry, target)
+            elif kind in ("controller", "sas_port"):
+                ctrl = up if kind == "controller" else up.rsplit(".", 1)[0]
+                for port in s.graph.neighbors(ctrl):
+                    if s.components[port].kind != "sas_port" or not port.startswith(service.server + "."):
+                        continue
+                    hba = port.rsplit(".", 1)[0]
+                    self.upi_hop(zone, s.zone_of[hba], entry, hba)
+                    self.edge(hba, port)
+                    self.edge(port, ctrl)
+                if kind == "sas_port":
+                    self.edge(ctrl, up)
+                self.edge(up, target)
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """Parts of one kind in the minimum cut."""
+
+    kind: str
+    model: str | None
+    note: str
+    count: int
+    each_Bps: float
+    parts: tuple[str, ...]
+
+    @property
+    def total_Bps(self) -> float:
+        """Their combined rate."""
+        return self.count * self.each_Bps
+
+    def describe(self) -> str:
+        """'11 x hca ConnectX-5 (EDR link)'."""
+        label = self.kind.replace("_", " ")
+        extra = f", {self.note}" if self.note else ""
+        return f"{self.count} x {label} {self.model or ''}".rstrip() + f" ({self.each_Bps / 1e9:.4g} GB/s each{extra})"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The max-flow ceiling for one operation and the parts of the minimum cut."""
+
+    op: str
+    Bps: float
+    bottlenecks: tuple[Bottleneck, ...]
+
+    def describe(self) -> str:
+        """Human summary of the minimum cut."""
+        return "; ".join(b.describe() for b in self.bottlenecks)
+
+
+def max_flow_bound(system: System, op: str) -> Bound:
+    """Max-flow from every client to every storage target for ``op`` ('read' or 'write')."""
+    network = FlowNetwork(system, op)
+    if not system.storage_targets:
+        return Bound(op, 0.0, ())
+    value, (reachable, _) = nx.minimum_cut(network.graph, SRC, SINK)
+    cut: dict[tuple[str, str | None, str, float], list[str]] = {}
+    for u, v, data in network.graph.edges(data=True):
+        if u in reachable and v not in reachable and "capacity" in data:
+            name = u[0] if isinstance(u, tuple) else str(u)
+            c = network.component(name)
+            cut.setdefault((c.kind, c.model, c.note, data["capacity"]), []).append(name)
+    bottlenecks = tuple(
+        Bottleneck(kind, model, note, len(parts), cap, tuple(sorted(parts)))
+        for (kind, model, note, cap), parts in sorted(cut.items(), key=lambda kv: -len(kv[1]) * kv[0][3])
+    )
+    return Bound(op, float(value), bottlenecks)
+
+
+def unreachable_targets(system: System) -> list[tuple[str, str]]:
+    """(client, target) pairs with no data path; empty when the system is fully connected."""
+    network = FlowNetwork(system, "read")
+    graph = network.graph
+    targets = system.storage_targets + system.metadata_targets
+    missing = []
+    seen_sets: dict[frozenset[str], set] = {}
+    for client, hcas in system.client_hcas.items():
+        key = frozenset(system.hca_switch[h] for h in hcas)
+        if key not in seen_sets:
+            reach: set = set()
+            for hca in hcas:
+                reach |= nx.descendants(graph, _in(hca))
+            seen_sets[key] = reach
+        reach = seen_sets[key]
+        for target in targets:
+            if _in(target) not in reach:
+                missing.append((client, target))
+    # Report each unreachable target once (with the first client), not once per client.
+    first: dict[str, str] = {}
+    for client, target in missing:
+        first.setdefault(target, client)
+    return [(client, target) for target, client in first.items()]
