@@ -154,7 +154,7 @@ class ServerSpec(ServerBody):
 
 
 class ClientSpec(Model):
-    """``count`` identical client nodes."""
+    """``count`` identical client nodes; benchmark threads are placed round-robin over all groups."""
 
     name: Text = "client{i}"
     count: Count
@@ -270,7 +270,7 @@ class SystemSpec(Model):
     parts: dict[str, dict[str, dict[str, Any]]] = {}
     templates: dict[str, ServerBody] = {}
     network: NetworkSpec
-    clients: ClientSpec
+    clients: list[ClientSpec] = Field(min_length=1)
     servers: list[ServerSpec] = Field(min_length=1)
     enclosures: list[EnclosureSpec] = []
     filesystem: BeeGFSSpec | GpfsSpec = Field(discriminator="kind")

@@ -612,34 +612,35 @@ class Builder:
                         return
 
     def build_clients(self) -> None:
-        """Client nodes and their HCAs."""
-        spec = self.spec.clients
-        path: YamlPath = ("clients",)
-        try:
-            chassis = self.part("servers", spec.part, {}, path)
-            assert isinstance(chassis, Server)
-            cpu = self.part("cpus", spec.cpu or chassis.cpu, {}, (*path, "cpu") if spec.cpu else path)
-            assert isinstance(cpu, Cpu)
-            names = self.names(spec.name, spec.count, spec.start, path)
-        except _Abort:
-            return
-        cores = spec.cores or chassis.sockets * cpu.cores
-        for c, name in enumerate(names):
+        """Client nodes and their HCAs, group by group."""
+        for g, spec in enumerate(self.spec.clients):
+            path: YamlPath = ("clients", g)
             try:
-                self.add_unique(Component(name, "client", chassis.model, note=f"{cores} cores"), path)
+                chassis = self.part("servers", spec.part, {}, path)
+                assert isinstance(chassis, Server)
+                cpu = self.part("cpus", spec.cpu or chassis.cpu, {}, (*path, "cpu") if spec.cpu else path)
+                assert isinstance(cpu, Cpu)
+                names = self.names(spec.name, spec.count, spec.start, path)
             except _Abort:
-                return
-            self.system.part_names[name] = spec.part
-            self.system.clients.append(name)
-            self.system.client_hcas[name] = []
-            for h, ref in enumerate(spec.hcas):
-                switch = ref.switch if isinstance(ref.switch, str) else ref.switch[c % len(ref.switch)]
-                hca = f"{name}.{ref.name or f'hca{h}'}"
+                continue
+            cores = spec.cores or chassis.sockets * cpu.cores
+            for c, name in enumerate(names):
                 try:
-                    self.attach_hca(name, hca, ref.part, ref.overrides, switch, cpu.pcie_bus, (*path, "hcas", h))
+                    self.add_unique(Component(name, "client", chassis.model, note=f"{cores} cores"), path)
                 except _Abort:
-                    return
-                self.system.client_hcas[name].append(hca)
+                    break
+                self.system.part_names[name] = spec.part
+                self.system.clients.append(name)
+                self.system.client_cores[name] = cores
+                self.system.client_hcas[name] = []
+                for h, ref in enumerate(spec.hcas):
+                    switch = ref.switch if isinstance(ref.switch, str) else ref.switch[c % len(ref.switch)]
+                    hca = f"{name}.{ref.name or f'hca{h}'}"
+                    try:
+                        self.attach_hca(name, hca, ref.part, ref.overrides, switch, cpu.pcie_bus, (*path, "hcas", h))
+                    except _Abort:
+                        break
+                    self.system.client_hcas[name].append(hca)
 
     def build_filesystem(self) -> None:
         """Services (BeeGFS daemons or GPFS NSD servers) bound to their targets and HCAs."""
