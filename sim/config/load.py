@@ -28,16 +28,19 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[str | int, ...]:
     path: list[str | int] = []
     node = data
     for element in loc:
-        if isinstance(node, dict) and element in node:
-            path.append(element)
-            node = node[element]
-        elif isinstance(node, list) and isinstance(element, int) and 0 <= element < len(node):
+        if (
+            isinstance(node, dict)
+            and element in node
+            or isinstance(node, list)
+            and isinstance(element, int)
+            and 0 <= element < len(node)
+        ):
             path.append(element)
             node = node[element]
     return tuple(path)
 
 
-def _message(error: dict[str, Any]) -> str:
+def _message(error: Any) -> str:
     kind = error["type"]
     loc = error["loc"]
     if kind == "extra_forbidden":
@@ -72,9 +75,7 @@ def validation_problems(
     return problems
 
 
-def validate_model(
-    cls: type[M], data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = ()
-) -> M:
+def validate_model(cls: type[M], data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = ()) -> M:
     """Validate ``data`` as ``cls`` or raise :class:`ConfigError` with located problems."""
     try:
         return cls.model_validate(data)
@@ -98,9 +99,7 @@ class CatalogueEntry:
 class Catalogue:
     """All parts known to a system: the shared catalogue plus the system file's own ``parts``."""
 
-    entries: dict[str, dict[str, CatalogueEntry]] = field(
-        default_factory=lambda: {kind: {} for kind in PART_KINDS}
-    )
+    entries: dict[str, dict[str, CatalogueEntry]] = field(default_factory=lambda: {kind: {} for kind in PART_KINDS})
 
     def get(self, kind: str, name: str) -> CatalogueEntry | None:
         """The entry of ``kind`` called ``name``, or None."""
@@ -118,9 +117,7 @@ class Catalogue:
         for kind, parts in data.items():
             kind_path = (*prefix, kind)
             if kind not in PART_KINDS:
-                problems.append(
-                    smap.problem(kind_path, f"unknown part kind {kind!r} (known: {', '.join(PART_KINDS)})")
-                )
+                problems.append(smap.problem(kind_path, f"unknown part kind {kind!r} (known: {', '.join(PART_KINDS)})"))
                 continue
             if not isinstance(parts, dict):
                 problems.append(smap.problem(kind_path, "must map part names to their fields"))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BeforeValidator, ConfigDict, Field
 from pydantic import BaseModel as _BaseModel
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from sim.config.units import Dimension, parse_quantity
 

@@ -12,10 +12,10 @@ as storage datasheets write it.
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 
 
-class Dimension(str, Enum):
+class Dimension(StrEnum):
     """What a quantity measures; each has one SI base unit inside pfssim."""
 
     SIZE = "size"  # bytes
@@ -93,9 +93,7 @@ def parse_quantity(value: object, dimension: Dimension, *, allow_zero: bool = Fa
     if isinstance(value, bool) or value is None:
         raise UnitError(f"expected a {dimension.value} such as {_EXAMPLES[dimension]}, got {value!r}")
     if isinstance(value, int | float):
-        raise UnitError(
-            f"{value!r} has no unit; write it with one, e.g. {_EXAMPLES[dimension]}"
-        )
+        raise UnitError(f"{value!r} has no unit; write it with one, e.g. {_EXAMPLES[dimension]}")
     if not isinstance(value, str):
         raise UnitError(f"expected a {dimension.value} such as {_EXAMPLES[dimension]}, got {value!r}")
     match = _QUANTITY.match(value)
@@ -107,9 +105,7 @@ def parse_quantity(value: object, dimension: Dimension, *, allow_zero: bool = Fa
         number, multiplier, unit = match.group(4), "", match.group(5)
     factor = _lookup(dimension, unit)
     if factor is None:
-        raise UnitError(
-            f"unknown {dimension.value} unit {unit!r} in {value!r}; write e.g. {_EXAMPLES[dimension]}"
-        )
+        raise UnitError(f"unknown {dimension.value} unit {unit!r} in {value!r}; write e.g. {_EXAMPLES[dimension]}")
     if multiplier and dimension is not Dimension.IOPS:
         raise UnitError(f"cannot read {value!r}: put the prefix on the unit, e.g. {_EXAMPLES[dimension]}")
     result = float(number) * _COUNT_SUFFIX[multiplier] * factor
@@ -121,7 +117,14 @@ def parse_quantity(value: object, dimension: Dimension, *, allow_zero: bool = Fa
 
 
 _FORMAT_STEPS = {
-    Dimension.SIZE: [(2.0**50, "PiB"), (2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1.0, "B")],
+    Dimension.SIZE: [
+        (2.0**50, "PiB"),
+        (2.0**40, "TiB"),
+        (2.0**30, "GiB"),
+        (2.0**20, "MiB"),
+        (2.0**10, "KiB"),
+        (1.0, "B"),
+    ],
     Dimension.BANDWIDTH: [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")],
     Dimension.DURATION: [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")],
     Dimension.IOPS: [(1e6, "M IOPS"), (1e3, "K IOPS"), (1.0, "IOPS")],

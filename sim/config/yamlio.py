@@ -111,9 +111,7 @@ def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
         data = _construct(node, (), smap, problems)
     except yaml.YAMLError as exc:  # e.g. a bad timestamp or an unknown tag
         mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(
-            [Problem(file, mark.line + 1 if mark else None, "", f"malformed YAML: {exc}")]
-        ) from None
+        raise ConfigError([Problem(file, mark.line + 1 if mark else None, "", f"malformed YAML: {exc}")]) from None
     if problems:
         raise ConfigError(problems)
     return data, smap

@@ -94,7 +94,7 @@ class FlowNetwork:
                 self.extra[hop] = Component(hop, "switch_link", base.model, base.read_Bps, base.write_Bps, base.note)
                 self.edge(frm, hop)
                 self.edge(hop, to)
-        for client, hcas in s.client_hcas.items():
+        for hcas in s.client_hcas.values():
             for hca in hcas:
                 self.node(hca)
                 g.add_edge(SRC, _in(hca))

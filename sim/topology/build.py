@@ -8,6 +8,7 @@ collected before :class:`TopologyError` is raised.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,7 @@ class Builder:
         self.switch_paths: dict[str, YamlPath] = {}
         self.server_cpu: dict[str, Cpu] = {}
         self.pending_services: list[tuple[ServiceSpec, str, str | None, YamlPath, list[str]]] = []
+        self.group_paths: dict[str, YamlPath] = {}
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -139,15 +141,17 @@ class Builder:
             self.check_unassigned_groups,
         )
         for step in steps:
+            if self.problems and step in (self.build_filesystem, self.check_unassigned_groups):
+                continue  # bindings of a half-built system only repeat earlier problems
             step()
         if not self.problems:
             from sim.topology.bounds import unreachable_targets
 
             for client, target in unreachable_targets(self.system):
                 self.problem(
-                    ("clients",),
+                    self.group_paths.get(target, ("clients",)),
                     f"target {target!r} cannot be reached from client {client!r} "
-                    "(check HCA switches, service interfaces, SAS cabling and controller ownership)",
+                    "(check HCA switches, inter-switch links, service interfaces, SAS cabling)",
                 )
         if self.problems:
             raise TopologyError(self.problems)
@@ -185,8 +189,12 @@ class Builder:
             rate = bundle.count * entry.part.rate
             name = f"{a}~{b}"
             try:
-                self.add_unique(Component(name, "switch_link", entry.part.model, rate, rate,
-                                          note=f"{bundle.count} x {bundle.link}"), path)
+                self.add_unique(
+                    Component(
+                        name, "switch_link", entry.part.model, rate, rate, note=f"{bundle.count} x {bundle.link}"
+                    ),
+                    path,
+                )
             except _Abort:
                 continue
             self.system.connect(a, name)
@@ -196,8 +204,14 @@ class Builder:
             self.switch_cables[b] += bundle.count
 
     def attach_hca(
-        self, owner: str, name: str, ref_part: str, overrides: dict[str, Any], switch: str,
-        host_bus: str | None, path: YamlPath,
+        self,
+        owner: str,
+        name: str,
+        ref_part: str,
+        overrides: dict[str, Any],
+        switch: str,
+        host_bus: str | None,
+        path: YamlPath,
     ) -> str:
         """An HCA node of ``owner`` cabled to ``switch``; capacity = min(link, PCIe slot)."""
         part = self.part("hcas", ref_part, overrides, path)
@@ -247,8 +261,11 @@ class Builder:
             assert part.array_seq_read and part.array_seq_write
             self.add_unique(
                 Component(
-                    ctrl, "controller", part.model,
-                    part.array_seq_read / part.controllers, part.array_seq_write / part.controllers,
+                    ctrl,
+                    "controller",
+                    part.model,
+                    part.array_seq_read / part.controllers,
+                    part.array_seq_write / part.controllers,
                     note="array rate shared equally by its controllers",
                 ),
                 path,
@@ -276,8 +293,14 @@ class Builder:
         for ctrl in ctrl_names:
             port = f"{ctrl}.expansion"
             self.add_unique(
-                Component(port, "sas_port", part.model, port_rate, port_rate,
-                          note=f"SAS x{part.host_port_lanes} expansion port"),
+                Component(
+                    port,
+                    "sas_port",
+                    part.model,
+                    port_rate,
+                    port_rate,
+                    note=f"SAS x{part.host_port_lanes} expansion port",
+                ),
                 epath,
             )
             self.system.connect(ctrl, port)
@@ -317,8 +340,14 @@ class Builder:
             pool.parts.append((part_name, part))
 
     def deal_groups(
-        self, pool: _Pool, specs: list[RaidSpec], spares: int, default_name: str, path: YamlPath,
-        owners: list[str], owner_start: int,
+        self,
+        pool: _Pool,
+        specs: list[RaidSpec],
+        spares: int,
+        default_name: str,
+        path: YamlPath,
+        owners: list[str],
+        owner_start: int,
     ) -> int:
         """Deal the pool's drives into RAID groups; returns the next controller-ownership index."""
         next_slot = 0
@@ -351,9 +380,7 @@ class Builder:
                     break
                 taken = [s for s in slots if s in pool.used]
                 if taken:
-                    self.problem(
-                        gpath, f"drive {pool.drives[taken[0]]} is already in RAID group {pool.used[taken[0]]}"
-                    )
+                    self.problem(gpath, f"drive {pool.drives[taken[0]]} is already in RAID group {pool.used[taken[0]]}")
                     break
                 kinds = {pool.parts[s][0] for s in slots}
                 if len(kinds) > 1:
@@ -380,16 +407,26 @@ class Builder:
                 part_name, part = pool.parts[slots[0]]
                 members = tuple(pool.drives[s] for s in slots)
                 group = RaidGroup(
-                    name=group_name, level=raid.level, members=members, drive=part, drive_part=part_name,
-                    stripe_unit_B=raid.stripe_unit, role=raid.role, pool=pool.name, upstream=upstream,
-                    owner=owner, filesystem=raid.filesystem,
+                    name=group_name,
+                    level=raid.level,
+                    members=members,
+                    drive=part,
+                    drive_part=part_name,
+                    stripe_unit_B=raid.stripe_unit,
+                    role=raid.role,
+                    pool=pool.name,
+                    upstream=upstream,
+                    owner=owner,
+                    filesystem=raid.filesystem,
                 )
                 member_read = min(self.system.components[m].read_Bps or 0.0 for m in members)
                 member_write = min(self.system.components[m].write_Bps or 0.0 for m in members)
                 try:
                     self.add_unique(
                         Component(
-                            group_name, "raid_group", f"RAID{raid.level} of {len(members)}x {part.model}",
+                            group_name,
+                            "raid_group",
+                            f"RAID{raid.level} of {len(members)}x {part.model}",
                             group.streaming_Bps("read", member_read, member_write),
                             group.streaming_Bps("write", member_read, member_write),
                         ),
@@ -398,6 +435,7 @@ class Builder:
                 except _Abort:
                     break
                 self.system.groups[group_name] = group
+                self.group_paths[group_name] = gpath
                 for s, member in zip(slots, members, strict=True):
                     pool.used[s] = group_name
                     self.system.connect(member, group_name)
@@ -465,8 +503,14 @@ class Builder:
                 continue
 
     def build_server(
-        self, name: str, s_index: int, body: ServerBody, chassis: Server, cpu: Cpu,
-        origin: dict[str, YamlPath], path: YamlPath,
+        self,
+        name: str,
+        s_index: int,
+        body: ServerBody,
+        chassis: Server,
+        cpu: Cpu,
+        origin: dict[str, YamlPath],
+        path: YamlPath,
     ) -> None:
         """One server and everything inside it."""
         self.add_unique(Component(name, "server", chassis.model, note=body.role or ""), path)
@@ -480,7 +524,9 @@ class Builder:
             for _ in range(zone.count):
                 zones.append((f"{name}.numa{len(zones)}", zone, (*origin["numa"], z)))
         if len(zones) > chassis.sockets:
-            self.problem(origin["numa"], f"{len(zones)} NUMA zones but the {chassis.model} has {chassis.sockets} sockets")
+            self.problem(
+                origin["numa"], f"{len(zones)} NUMA zones but the {chassis.model} has {chassis.sockets} sockets"
+            )
             raise _Abort
         for zone_name, _, zpath in zones:
             self.add_unique(Component(zone_name, "numa", cpu.model, note=f"{cpu.cores} cores"), zpath)
@@ -488,7 +534,9 @@ class Builder:
         if len(zones) >= 2:
             upi = f"{name}.upi"
             rate = cpu.upi_links * cpu.upi_link_rate
-            self.add_unique(Component(upi, "upi", cpu.model, rate, rate, note=f"{cpu.upi_links} UPI links"), origin["numa"])
+            self.add_unique(
+                Component(upi, "upi", cpu.model, rate, rate, note=f"{cpu.upi_links} UPI links"), origin["numa"]
+            )
             for zone_name, _, _ in zones:
                 self.system.connect(zone_name, upi)
                 self.system.upi_of[zone_name] = upi
@@ -500,7 +548,12 @@ class Builder:
             self.pending_services.append((svc, name, None, (*origin["services"], v), []))
 
     def build_zone(self, server: str, s_index: int, zone_name: str, zone: NumaZone, zpath: YamlPath, cpu: Cpu) -> None:
-        """HCAs, PCIe switches, drives, HBAs, RAID groups and services of one NUMA zone."""
+        """HCAs, PCIe switches, drives, HBAs, RAID groups and services of one NUMA zone.
+
+        When a device of the zone could not be built, its RAID groups and services are skipped:
+        their errors would only echo the first one.
+        """
+        problems_before = len(self.problems)
         for h, ref in enumerate(zone.hcas):
             hpath: YamlPath = (*zpath, "hcas", h)
             switch = ref.switch if isinstance(ref.switch, str) else ref.switch[s_index % len(ref.switch)]
@@ -513,28 +566,32 @@ class Builder:
             self.system.zone_of[hca] = zone_name
         pool = _Pool(zone_name)
         self.pools[zone_name] = pool
-        for p, ref in enumerate(zone.pcie_switches):
+        for p, sw_ref in enumerate(zone.pcie_switches):
             ppath: YamlPath = (*zpath, "pcie_switches", p)
             try:
-                part = self.part("pcie_switches", ref.part, ref.overrides, ppath)
+                part = self.part("pcie_switches", sw_ref.part, sw_ref.overrides, ppath)
                 assert isinstance(part, PcieSwitch)
-                sw = f"{zone_name}.{ref.name or f'pcie{p}'}"
+                sw = f"{zone_name}.{sw_ref.name or f'pcie{p}'}"
                 rate = part.uplink.lanes * self.lane_rate(part.uplink.bus, cpu.pcie_bus)
                 self.add_unique(
-                    Component(sw, "pcie_switch", part.model, rate, rate, note=f"{part.uplink.bus} x{part.uplink.lanes} uplink"),
+                    Component(
+                        sw, "pcie_switch", part.model, rate, rate, note=f"{part.uplink.bus} x{part.uplink.lanes} uplink"
+                    ),
                     ppath,
                 )
-                self.system.part_names[sw] = ref.part
+                self.system.part_names[sw] = sw_ref.part
                 self.system.connect(zone_name, sw)
                 self.system.zone_of[sw] = zone_name
-                if ref.drives is not None:
-                    if ref.drives.count > part.downstream_ports:
-                        self.problem((*ppath, "drives", "count"),
-                                     f"{ref.drives.count} drives but the switch has {part.downstream_ports} ports")
+                if sw_ref.drives is not None:
+                    if sw_ref.drives.count > part.downstream_ports:
+                        self.problem(
+                            (*ppath, "drives", "count"),
+                            f"{sw_ref.drives.count} drives but the switch has {part.downstream_ports} ports",
+                        )
                         raise _Abort
-                    dpart = self.part("drives", ref.drives.part, ref.drives.overrides, (*ppath, "drives"))
+                    dpart = self.part("drives", sw_ref.drives.part, sw_ref.drives.overrides, (*ppath, "drives"))
                     assert isinstance(dpart, Drive)
-                    self.add_drives(pool, ref.drives.part, dpart, ref.drives.count, [sw], (*ppath, "drives"))
+                    self.add_drives(pool, sw_ref.drives.part, dpart, sw_ref.drives.count, [sw], (*ppath, "drives"))
             except _Abort:
                 continue
         if zone.drives is not None:
@@ -546,34 +603,43 @@ class Builder:
                 pass
         for d in pool.drives:
             self.system.zone_of[d] = zone_name
-        for b, ref in enumerate(zone.hbas):
+        for b, hba_ref in enumerate(zone.hbas):
             bpath: YamlPath = (*zpath, "hbas", b)
             try:
-                part = self.part("hbas", ref.part, ref.overrides, bpath)
+                part = self.part("hbas", hba_ref.part, hba_ref.overrides, bpath)
                 assert isinstance(part, Hba)
-                hba = f"{zone_name}.{ref.name or f'hba{b}'}"
+                hba = f"{zone_name}.{hba_ref.name or f'hba{b}'}"
                 rate = part.host.lanes * self.lane_rate(part.host.bus, cpu.pcie_bus)
-                self.add_unique(Component(hba, "hba", part.model, rate, rate, note=f"{part.host.bus} x{part.host.lanes} slot"), bpath)
-                self.system.part_names[hba] = ref.part
+                self.add_unique(
+                    Component(hba, "hba", part.model, rate, rate, note=f"{part.host.bus} x{part.host.lanes} slot"),
+                    bpath,
+                )
+                self.system.part_names[hba] = hba_ref.part
                 self.system.connect(zone_name, hba)
                 self.system.zone_of[hba] = zone_name
                 port_rate = part.port_lanes * self.lane_rate(part.port_bus, None)
                 for port in range(part.ports):
                     pname = f"{hba}.port{port}"
-                    self.add_unique(Component(pname, "sas_port", part.model, port_rate, port_rate,
-                                              note=f"SAS x{part.port_lanes} port"), bpath)
+                    self.add_unique(
+                        Component(
+                            pname, "sas_port", part.model, port_rate, port_rate, note=f"SAS x{part.port_lanes} port"
+                        ),
+                        bpath,
+                    )
                     self.system.connect(hba, pname)
                     self.system.zone_of[pname] = zone_name
                 self.hbas_of_server[server].append((hba, part.ports, 0))
             except _Abort:
                 continue
+        if len(self.problems) > problems_before:
+            return
         if zone.raid_groups or pool.drives:
-            try:
+            with contextlib.suppress(_Abort):
                 self.deal_groups(pool, zone.raid_groups, zone.spares, "target{i}", zpath, [], 0)
-            except _Abort:
-                pass
         for group in [g for g in self.system.groups.values() if g.pool == zone_name]:
             self.system.zone_of[group.name] = zone_name
+        if len(self.problems) > problems_before:
+            return
         for v, svc in enumerate(zone.services):
             self.pending_services.append((svc, server, zone_name, (*zpath, "services", v), []))
 
@@ -598,7 +664,7 @@ class Builder:
         for enc in enclosures:
             for k, ctrl in enumerate(self.controllers[enc]):
                 for _ in range(per_controller):
-                    candidates = order[k % len(order):] + order[: k % len(order)]
+                    candidates = order[k % len(order) :] + order[: k % len(order)]
                     hba = next((h for h in candidates if used[h] < capacity[h]), None)
                     if hba is None:
                         self.problem(path, f"server {server!r} has no free HBA port left for {ctrl}")
@@ -661,10 +727,7 @@ class Builder:
             kinds_seen.add(svc.kind)
             role = _SERVICE_ROLE.get(svc.kind)
             if svc.targets is not None:
-                targets = [
-                    g for g in self.system.groups
-                    if any(fnmatch.fnmatchcase(g, pat) for pat in svc.targets)
-                ]
+                targets = [g for g in self.system.groups if any(fnmatch.fnmatchcase(g, pat) for pat in svc.targets)]
                 if not targets:
                     self.problem((*path, "targets"), f"no RAID group matches {svc.targets}")
                     continue
@@ -680,11 +743,16 @@ class Builder:
                 targets = []
             wrong = [t for t in targets if role is not None and self.system.groups[t].role != role]
             if wrong:
-                self.problem((*path, "targets"), f"{wrong[0]} has role {self.system.groups[wrong[0]].role!r}, "
-                             f"but {svc.kind} serves {role!r} targets")
+                self.problem(
+                    (*path, "targets"),
+                    f"{wrong[0]} has role {self.system.groups[wrong[0]].role!r}, "
+                    f"but {svc.kind} serves {role!r} targets",
+                )
                 continue
             if targets and len(targets) % svc.count:
-                self.problem((*path, "count"), f"{len(targets)} targets cannot be dealt evenly over {svc.count} services")
+                self.problem(
+                    (*path, "count"), f"{len(targets)} targets cannot be dealt evenly over {svc.count} services"
+                )
                 continue
             hcas = self.service_hcas(svc, server, zone, path)
             if hcas is None:
@@ -696,7 +764,7 @@ class Builder:
                 index = counters.get(key, 0)
                 counters[key] = index + 1
                 name = f"{base}.{_SERVICE_SHORT[svc.kind]}{index}"
-                mine = tuple(targets[k * per:(k + 1) * per])
+                mine = tuple(targets[k * per : (k + 1) * per])
                 self.add_service(Service(name, svc.kind, server, zone, mine, tuple(hcas), svc.workers), path)
         for needed in ("beegfs-meta", "beegfs-storage"):
             if needed not in kinds_seen:
@@ -717,7 +785,10 @@ class Builder:
         for i, h in enumerate(mode):
             full = h if h in all_hcas else next((x for x in all_hcas if x.endswith("." + h)), None)
             if full is None:
-                self.problem((*path, "interfaces", i), f"server {server!r} has no HCA {h!r} (HCAs: {', '.join(all_hcas) or 'none'})")
+                self.problem(
+                    (*path, "interfaces", i),
+                    f"server {server!r} has no HCA {h!r} (HCAs: {', '.join(all_hcas) or 'none'})",
+                )
                 return None
             chosen.append(full)
         return chosen
@@ -755,7 +826,7 @@ class Builder:
                 if lun in served:
                     self.problem((*path, "luns"), f"{lun} is already an NSD of another entry")
                     break
-                order = nsd.servers[k % len(nsd.servers):] + nsd.servers[: k % len(nsd.servers)]
+                order = nsd.servers[k % len(nsd.servers) :] + nsd.servers[: k % len(nsd.servers)]
                 served[lun] = [s for s in order if s in self.hcas_of_server]
         by_server: dict[str, list[str]] = {}
         for lun, servers in served.items():
@@ -772,15 +843,23 @@ class Builder:
         """A switch cannot take more cables than it has ports."""
         for switch, cables in self.switch_cables.items():
             if cables > self.switch_ports[switch]:
-                self.problem(self.switch_paths[switch], f"{cables} HCAs are cabled to {switch} but it has "
-                             f"{self.switch_ports[switch]} ports")
+                self.problem(
+                    self.switch_paths[switch],
+                    f"{cables} HCAs are cabled to {switch} but it has {self.switch_ports[switch]} ports",
+                )
 
     def check_unassigned_groups(self) -> None:
         """A data or metadata RAID group that no service serves is almost always a mistake."""
         for name, group in self.system.groups.items():
             if not self.system.served(name):
-                self.problems.append(Problem(self.smap.file, self.smap.line(("filesystem",)), "filesystem",
-                                             f"RAID group {name!r} (role {group.role}) is served by no service"))
+                self.problems.append(
+                    Problem(
+                        self.smap.file,
+                        self.smap.line(("filesystem",)),
+                        "filesystem",
+                        f"RAID group {name!r} (role {group.role}) is served by no service",
+                    )
+                )
 
 
 def build_system(spec: SystemSpec, catalogue: Catalogue, smap: SourceMap) -> System:

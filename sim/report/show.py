@@ -1,0 +1,57 @@
+"""Rich rendering of ``pfssim show``: parts, targets, capacity and the hardware ceilings."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+
+from sim.config.units import Dimension, format_decimal_bytes, format_quantity
+from sim.topology.summary import Summary
+
+
+def render_summary(summary: Summary, console: Console) -> None:
+    """Print a system summary as tables."""
+    s = summary.system
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("system", f"{s.name}: {s.spec.title}")
+    head.add_row("file", s.file)
+    head.add_row("file system", s.spec.filesystem.kind)
+    head.add_row("clients / servers", f"{len(s.clients)} / {len(s.servers)}")
+    head.add_row("storage targets", str(len(s.storage_targets)))
+    head.add_row("metadata targets", str(len(s.metadata_targets)))
+    services = ", ".join(f"{n} x {k}" for k, n in summary.services_by_kind().items())
+    head.add_row("services", services or "none")
+    head.add_row("default suite", ", ".join(s.spec.benchmarks))
+
+    parts = Table(title="Parts", show_lines=False)
+    parts.add_column("kind")
+    parts.add_column("model")
+    parts.add_column("count", justify="right")
+    for kind, model, count in summary.parts_by_model():
+        parts.add_row(kind.replace("_", " "), model, str(count))
+
+    cap = summary.capacity
+    capacity = Table(title="Capacity", show_header=False)
+    capacity.add_column(style="bold")
+    capacity.add_column(justify="right")
+    capacity.add_row(
+        "raw (data tier)", f"{format_decimal_bytes(cap.raw_B)}  ({format_quantity(cap.raw_B, Dimension.SIZE)})"
+    )
+    capacity.add_row(
+        "usable",
+        f"{format_decimal_bytes(cap.usable_B)}  ({format_quantity(cap.usable_B, Dimension.SIZE)})",
+    )
+    capacity.add_row("file-system efficiency", f"{cap.efficiency:g}")
+
+    bounds = Table(title="Hardware ceiling (max-flow, clients -> storage targets)")
+    bounds.add_column("op")
+    bounds.add_column("ceiling", justify="right")
+    bounds.add_column("set by (minimum cut)")
+    for bound in (summary.read, summary.write):
+        bounds.add_row(bound.op, format_quantity(bound.Bps, Dimension.BANDWIDTH), bound.describe())
+
+    console.print(Panel(head, title="pfssim show", expand=False))
+    console.print(Group(parts, capacity, bounds))

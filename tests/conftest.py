@@ -1,0 +1,53 @@
+"""Shared fixtures: paths of the shipped topologies and a way to run the CLI in-process."""
+
+from __future__ import annotations
+
+import io
+import os
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from sim.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+TOPOLOGIES = sorted((ROOT / "topologies").glob("*.yaml"))
+UPDATE_GOLDEN = os.environ.get("PFSSIM_UPDATE_GOLDEN") == "1"
+
+
+class CliResult:
+    """Exit code and captured output of one ``pfssim`` invocation."""
+
+    def __init__(self, code: int, stdout: str, stderr: str) -> None:
+        self.code = code
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+def run_cli(*args: str) -> CliResult:
+    """Run ``pfssim ARGS`` in this process and capture everything it prints."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def bad_topology(tmp_path: Path):
+    """Write a variant of the EDR topology (with its own copy of the catalogue) and return its path."""
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    base = (ROOT / "topologies" / "beegfs-edr-2019.yaml").read_text()
+
+    def make(old: str, new: str, name: str = "bad.yaml") -> Path:
+        assert old in base, f"test fixture out of date: {old!r} not in the EDR topology"
+        path = tmp_path / name
+        path.write_text(base.replace(old, new, 1))
+        return path
+
+    return make

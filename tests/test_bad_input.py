@@ -1,0 +1,162 @@
+"""Bad input: one located message per problem, exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conftest import run_cli
+
+LOCATED = re.compile(r"^(?P<file>\S+\.yaml):(?P<line>\d+)(?: (?P<path>\S+))?: (?P<message>.+)$")
+
+META_DRIVES = "drives: {part: intel-p4600-1.6tb, count: 12}\n        raid_groups:\n          - {count: 6"
+
+# case: (text in the EDR topology, its replacement, YAML path, message fragment, text on the expected line)
+CASES = {
+    "malformed YAML": ("name: beegfs-edr-2019", "name: [beegfs-edr-2019", "", "malformed YAML", "title:"),
+    "unknown key": (
+        "  chunk_size: 2 MiB",
+        "  chunk_size: 2 MiB\n  chunksize: 2 MiB",
+        "filesystem.chunksize",
+        "unknown key 'chunksize'",
+        "chunksize:",
+    ),
+    "unknown part": (
+        META_DRIVES,
+        META_DRIVES.replace("p4600", "p4700"),
+        "servers[1].numa[0].pcie_switches[0].drives.part",
+        "unknown drive part 'intel-p4700-1.6tb'",
+        "p4700",
+    ),
+    "unit-less rate": (
+        META_DRIVES,
+        META_DRIVES.replace("count: 12}", "count: 12, overrides: {seq_write: 1300}}"),
+        "servers[1].numa[0].pcie_switches[0].drives.overrides.seq_write",
+        "has no unit",
+        "seq_write: 1300",
+    ),
+    "negative rate": (
+        META_DRIVES,
+        META_DRIVES.replace("count: 12}", "count: 12, overrides: {seq_write: -1.3 GB/s}}"),
+        "servers[1].numa[0].pcie_switches[0].drives.overrides.seq_write",
+        "must be positive",
+        "seq_write: -1.3",
+    ),
+    "RAID6 with 3 members": (
+        "{count: 6, level: 1, members: 2,",
+        "{count: 4, level: 6, members: 3,",
+        "servers[1].numa[0].raid_groups[0]",
+        "RAID6 needs at least 4 members",
+        "members: 3",
+    ),
+    "unknown switch": (
+        "    - {name: cluster-fabric, part: mellanox-cs7500}",
+        "    - {name: fabric, part: mellanox-cs7500}",
+        "network.links[0].between",
+        "unknown switch 'cluster-fabric'",
+        "between:",
+    ),
+    "duplicate key": (
+        "  num_targets: 3",
+        "  num_targets: 3\n  num_targets: 4",
+        "filesystem.num_targets",
+        "duplicate key",
+        "num_targets: 4",
+    ),
+    "drive in two groups": (
+        "{count: 6, level: 1, members: 2, stripe_unit: 512 KiB, role: metadata, filesystem: ext4}",
+        "{count: 6, level: 1, members: 2, stripe_unit: 512 KiB, role: metadata}\n"
+        "          - {level: 1, members: 2, drives: [0, 1], stripe_unit: 512 KiB, role: metadata}",
+        "servers[1].numa[0].raid_groups[1]",
+        "already in RAID group meta.numa0.mdt0",
+        "drives: [0, 1]",
+    ),
+    "too few drives": (
+        "{count: 6, level: 1, members: 2,",
+        "{count: 7, level: 1, members: 2,",
+        "servers[1].numa[0].raid_groups[0]",
+        "has only 12 drives",
+        "count: 7",
+    ),
+}
+
+
+def _line_of(text: str, fragment: str) -> int:
+    return text[: text.index(fragment)].count("\n") + 1
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_is_located(case: str, bad_topology) -> None:
+    old, new, path, fragment, marker = CASES[case]
+    topology = bad_topology(old, new)
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
+    hit = [m for m in lines if fragment in m["message"]]
+    assert hit, result.stdout
+    m = hit[0]
+    assert m["file"] == str(topology)
+    assert (m["path"] or "") == path
+    assert int(m["line"]) == _line_of(topology.read_text(), marker), result.stdout
+
+
+def test_unreachable_target(bad_topology) -> None:
+    # storage5's zone 1 port goes to a switch nobody else is on.
+    topology = bad_topology(
+        "    - {name: cluster-fabric, part: mellanox-cs7500}",
+        "    - {name: cluster-fabric, part: mellanox-cs7500}\n    - {name: island, part: mellanox-sb7890}",
+    )
+    text = topology.read_text().replace(
+        "  - name: storage{i}\n    count: 5\n    start: 1\n    template: r740xd-nvme\n",
+        "  - name: storage{i}\n    count: 4\n    start: 1\n    template: r740xd-nvme\n"
+        "  - name: storage5\n    part: poweredge-r740xd\n    numa:\n"
+        "      - hcas: [{part: connectx5-edr, switch: island}]\n"
+        "        pcie_switches: [{part: r740xd-nvme-switch, drives: {part: intel-p4600-1.6tb, count: 12}}]\n"
+        "        raid_groups: [{count: 3, level: 0, members: 4, stripe_unit: 512 KiB}]\n"
+        "        services: [{kind: beegfs-storage}]\n",
+    )
+    topology.write_text(text)
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    messages = result.stdout.splitlines()
+    assert len(messages) == 3  # one line per unreachable target
+    assert all("cannot be reached from client 'client1'" in m for m in messages)
+    assert "storage5.numa0.target0" in messages[0]
+    assert "servers[3].numa[0].raid_groups[0]" in messages[0]
+
+
+def test_missing_file() -> None:
+    result = run_cli("validate", "does/not/exist.yaml")
+    assert result.code == 2
+    assert "does/not/exist.yaml: cannot read file" in result.stdout
+
+
+def test_show_bad_input_goes_to_stderr(bad_topology) -> None:
+    topology = bad_topology("  chunk_size: 2 MiB", "  chunk_size: 2 MiB\n  chunksize: 2 MiB")
+    result = run_cli("show", str(topology), "--json")
+    assert result.code == 2
+    assert result.stdout == ""  # never a partly written result
+    assert "unknown key 'chunksize'" in result.stderr
+
+
+def test_every_problem_is_reported(bad_topology) -> None:
+    topology = bad_topology("  chunk_size: 2 MiB", "  chunk_size: 2 MiB\n  chunksize: 2 MiB\n  stripes: 3")
+    result = run_cli("validate", str(topology))
+    assert "unknown key 'chunksize'" in result.stdout and "unknown key 'stripes'" in result.stdout
+
+
+def test_bad_catalogue_part_is_located(tmp_path) -> None:
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    drives = tmp_path / "parts" / "drives.yaml"
+    drives.write_text(drives.read_text().replace('seq_write: "1.3 GB/s"', "seq_write: 1.3", 1))
+    shutil.copy(ROOT / "topologies" / "beegfs-edr-2019.yaml", tmp_path / "t.yaml")
+    result = run_cli("validate", str(tmp_path / "t.yaml"))
+    assert result.code == 2
+    assert f"{drives}:" in result.stdout
+    assert "drives.intel-p4600-1.6tb.seq_write: 1.3 has no unit" in result.stdout

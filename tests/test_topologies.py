@@ -1,0 +1,97 @@
+"""Every shipped topology loads; its summary is pinned; the published figures are reproduced.
+
+Golden files live in tests/golden/show/. After an intended change, regenerate them with
+``PFSSIM_UPDATE_GOLDEN=1 pytest tests/test_topologies.py`` and review the diff: a golden file is a
+record of what changed, not proof of correctness (the explicit checks below are that).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sim.topology.build import load_system
+from sim.topology.summary import summarize
+from tests.conftest import ROOT, TOPOLOGIES, UPDATE_GOLDEN
+
+GOLDEN = Path(__file__).parent / "golden" / "show"
+TIB = 2**40
+
+
+def _summary(name: str) -> dict:
+    data = summarize(load_system(ROOT / "topologies" / f"{name}.yaml")).to_json()
+    data.pop("file")
+    return data
+
+
+def test_five_published_systems_ship() -> None:
+    names = {p.stem for p in TOPOLOGIES}
+    assert {
+        "beegfs-edr-2019",
+        "beegfs-hdr100",
+        "beegfs-high-capacity",
+        "pixstor-large",
+        "pixstor-large-expansion",
+    } <= names
+
+
+@pytest.mark.parametrize("path", TOPOLOGIES, ids=lambda p: p.stem)
+def test_summary_is_pinned(path: Path) -> None:
+    data = _summary(path.stem)
+    golden = GOLDEN / f"{path.stem}.json"
+    if UPDATE_GOLDEN:
+        golden.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    assert golden.exists(), f"no golden summary for {path.stem}; run with PFSSIM_UPDATE_GOLDEN=1"
+    assert data == json.loads(golden.read_text())
+
+
+def test_beegfs_edr_2019_published_figures() -> None:
+    s = _summary("beegfs-edr-2019")
+    assert (s["storage_targets"], s["metadata_targets"]) == (33, 6)
+    assert s["capacity"]["raw_bytes"] == pytest.approx(132 * 1.6e12)  # 211.2 TB
+    assert s["capacity"]["usable_bytes"] / TIB == pytest.approx(132 * 1.6 * 0.99 * 1e12 / TIB)  # ~190 TiB
+    assert s["capacity"]["usable_bytes"] / TIB == pytest.approx(190, abs=0.5)
+    assert s["bounds"]["read_Bps"] == pytest.approx(136.4e9)
+    assert s["bounds"]["write_Bps"] == pytest.approx(136.4e9)
+    assert len(s["bounds"]["read_bottleneck_parts"]) == 11
+    assert all(p.endswith(".hca0") for p in s["bounds"]["write_bottleneck_parts"])
+    assert "meta.numa0.hca0" not in s["bounds"]["read_bottleneck_parts"]  # metadata-only port
+
+
+def test_pixstor_large_published_capacity() -> None:
+    s = _summary("pixstor-large")
+    assert s["capacity"]["raw_bytes"] == pytest.approx(4032e12)
+    assert s["capacity"]["usable_bytes"] == pytest.approx(3072e12)
+    assert (s["storage_targets"], s["metadata_targets"]) == (32, 12)
+
+
+def test_pixstor_large_expansion_published_capacity() -> None:
+    s = _summary("pixstor-large-expansion")
+    assert s["capacity"]["raw_bytes"] == pytest.approx(8064e12)
+    assert s["capacity"]["usable_bytes"] == pytest.approx(6144e12)
+    assert s["storage_targets"] == 64
+
+
+def test_beegfs_high_capacity_usable_formula() -> None:
+    s = _summary("beegfs-high-capacity")
+    assert s["capacity"]["usable_bytes"] == pytest.approx(0.99 * 4 * 80 * 0.8 * 12e12)
+    assert s["storage_targets"] == 32
+
+
+def test_every_system_names_its_default_suite() -> None:
+    for path in TOPOLOGIES:
+        assert load_system(path).spec.benchmarks, path.stem
+
+
+def test_names_are_dotted_and_stable() -> None:
+    system = load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml")
+    assert "storage3.numa1.target2" in system.groups
+    assert "meta.numa0.mdt5" in system.groups
+    assert system.groups["storage3.numa1.target2"].members == tuple(f"storage3.numa1.drive{i}" for i in range(8, 12))
+    pixstor = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    # ME4084 virtual disks take even then odd slots in blocks of 20.
+    assert pixstor.groups["me4084-0.vd1"].members[:3] == ("me4084-0.drive1", "me4084-0.drive3", "me4084-0.drive5")
+    assert pixstor.groups["me4024-0.vd3"].members == ("me4024-0.drive3", "me4024-0.drive15")
+    assert {pixstor.groups[f"me4084-2.vd{i}"].owner for i in range(8)} == {"me4084-2.ctrlA", "me4084-2.ctrlB"}

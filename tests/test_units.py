@@ -1,0 +1,100 @@
+"""Units are parsed once at the boundary: round-trips, prefixes and refusals."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sim.config.units import Dimension, UnitError, format_quantity, parse_quantity
+
+BANDWIDTH_UNITS = {
+    "B/s": 1,
+    "kB/s": 1e3,
+    "MB/s": 1e6,
+    "GB/s": 1e9,
+    "MiB/s": 2**20,
+    "GiB/s": 2**30,
+    "Gb/s": 1e9 / 8,
+    "Mb/s": 1e6 / 8,
+}
+SIZE_UNITS = {
+    "B": 1,
+    "kB": 1e3,
+    "KB": 1e3,
+    "MB": 1e6,
+    "GB": 1e9,
+    "TB": 1e12,
+    "KiB": 1024,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+}
+DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+positive = st.floats(min_value=1e-3, max_value=1e6, allow_nan=False, allow_infinity=False)
+
+
+@pytest.mark.parametrize(
+    ("text", "dimension", "expected"),
+    [
+        ("12.4 GB/s", Dimension.BANDWIDTH, 12.4e9),
+        ("100 Gb/s", Dimension.BANDWIDTH, 12.5e9),
+        ("100 Gbps", Dimension.BANDWIDTH, 12.5e9),
+        ("2 MiB", Dimension.SIZE, 2 * 2**20),
+        ("1.6 TB", Dimension.SIZE, 1.6e12),
+        ("85 us", Dimension.DURATION, 85e-6),
+        ("7200 rpm", Dimension.ROTATION, 120.0),
+        ("3.6M IOPS", Dimension.IOPS, 3.6e6),
+        ("176500 IOPS", Dimension.IOPS, 176500.0),
+        ("2.9 GHz", Dimension.FREQUENCY, 2.9e9),
+    ],
+)
+def test_examples(text: str, dimension: Dimension, expected: float) -> None:
+    assert parse_quantity(text, dimension) == pytest.approx(expected, rel=1e-12)
+
+
+@given(value=positive, unit=st.sampled_from(sorted(BANDWIDTH_UNITS)))
+def test_bandwidth_round_trip(value: float, unit: str) -> None:
+    parsed = parse_quantity(f"{value!r} {unit}", Dimension.BANDWIDTH)
+    assert parsed == pytest.approx(value * BANDWIDTH_UNITS[unit], rel=1e-12)
+
+
+@given(value=positive, unit=st.sampled_from(sorted(SIZE_UNITS)))
+def test_size_round_trip(value: float, unit: str) -> None:
+    assert parse_quantity(f"{value!r} {unit}", Dimension.SIZE) == pytest.approx(value * SIZE_UNITS[unit], rel=1e-12)
+
+
+@given(value=positive, unit=st.sampled_from(sorted(DURATION_UNITS)))
+def test_duration_round_trip(value: float, unit: str) -> None:
+    parsed = parse_quantity(f"{value!r}{unit}", Dimension.DURATION)  # no space is fine too
+    assert parsed == pytest.approx(value * DURATION_UNITS[unit], rel=1e-12)
+
+
+@given(value=st.floats(min_value=1e-6, max_value=1e15), dimension=st.sampled_from(list(Dimension)))
+def test_format_then_parse_is_identity(value: float, dimension: Dimension) -> None:
+    text = format_quantity(value, dimension, digits=12)
+    if dimension is Dimension.IOPS:
+        text = text.replace("K IOPS", "k IOPS")
+    assert math.isclose(parse_quantity(text, dimension), value, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("value", "dimension", "fragment"),
+    [
+        (1300, Dimension.BANDWIDTH, "has no unit"),
+        ("1300", Dimension.BANDWIDTH, "cannot read"),
+        ("-1.3 GB/s", Dimension.BANDWIDTH, "must be positive"),
+        ("0 GB/s", Dimension.BANDWIDTH, "must be positive"),
+        ("3 GB", Dimension.BANDWIDTH, "unknown bandwidth unit"),
+        ("3 GB/s", Dimension.SIZE, "unknown size unit"),
+        ("fast", Dimension.DURATION, "cannot read"),
+        (True, Dimension.SIZE, "expected a size"),
+        (None, Dimension.SIZE, "expected a size"),
+    ],
+)
+def test_refusals(value: object, dimension: Dimension, fragment: str) -> None:
+    with pytest.raises(UnitError, match=fragment):
+        parse_quantity(value, dimension)
