@@ -275,6 +275,8 @@ class Builder:
             self.controller_ports[ctrl] = part.host_ports_per_controller or 0
             self.controller_cables[ctrl] = 0
         self.controllers[name] = ctrl_names
+        assert part.array_read_iops and part.array_write_iops
+        self.system.enclosure_iops[name] = (part.array_read_iops, part.array_write_iops)
         pool = self.make_pool(name, enc.drives, part.slots, ctrl_names, path)
         owners = self.deal_groups(pool, enc.raid_groups, enc.spares, "vd{i}", path, ctrl_names, 0)
         if enc.expansion is None:
@@ -530,6 +532,7 @@ class Builder:
             raise _Abort
         for zone_name, _, zpath in zones:
             self.add_unique(Component(zone_name, "numa", cpu.model, note=f"{cpu.cores} cores"), zpath)
+            self.system.zone_cores[zone_name] = cpu.cores
             self.system.connect(name, zone_name)
         if len(zones) >= 2:
             upi = f"{name}.upi"

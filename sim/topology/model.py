@@ -98,6 +98,8 @@ class System:
     clients: list[str] = field(default_factory=list)
     client_hcas: dict[str, list[str]] = field(default_factory=dict)
     client_cores: dict[str, int] = field(default_factory=dict)
+    zone_cores: dict[str, int] = field(default_factory=dict)
+    enclosure_iops: dict[str, tuple[float, float]] = field(default_factory=dict)
     servers: list[str] = field(default_factory=list)
     hca_switch: dict[str, str] = field(default_factory=dict)
     switch_links: dict[str, tuple[str, str]] = field(default_factory=dict)

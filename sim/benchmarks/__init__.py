@@ -1,0 +1,1 @@
+"""Benchmark definitions: shipped workload files and real IOzone / IOR command lines, as :class:`Workload` objects."""

@@ -1,0 +1,462 @@
+"""Real IOzone and IOR command lines (``pfssim run --cmd '...'``) turned into :class:`Workload` objects.
+
+Every flag of a command is accounted for: it either changes the workload (record size, file size,
+threads, O_DIRECT, fsync, operations), is listed below as accepted with no effect on what pfssim
+models (with the reason), or is refused with a message saying why. Nothing is dropped silently, so
+a command that means something pfssim cannot model never yields a plausible-looking wrong answer.
+
+Option meanings follow IOzone's usage text and IOR's ``parse_options.c`` (see the shared research
+notes, sections 4.1 and 4.2): IOzone sizes without a suffix are KiB, IOR sizes without a suffix are
+bytes, and the ``k``/``m``/``g`` suffixes are binary in both.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
+
+from sim.config.workload import Workload
+from sim.errors import Problem, WorkloadError
+
+SOURCE = "--cmd"
+
+# ---------------------------------------------------------------------------------------------- IOzone
+
+IOZONE_NO_EFFECT = {
+    "-c": "includes close() in the timed region; a close is negligible next to the data phase",
+    "-w": "keeps the files after the run; no effect on the modelled phase",
+    "-+n": "skips the re-tests (rewrite, re-read); pfssim models the first pass",
+    "-O": "reports operations per second instead of kB/s; output units only, the I/O is the same",
+    "-T": "runs the children as POSIX threads instead of processes; the I/O pattern is the same",
+    "-C": "prints the bytes each child moved; reporting only",
+    "-R": "adds an Excel-style report; reporting only",
+}
+IOZONE_NO_EFFECT_WITH_VALUE = {
+    "-+m": "cluster mode: the file lists client hosts; pfssim places threads round robin over the topology's clients",
+    "-b": "writes an Excel workbook of the results; reporting only",
+}
+IOZONE_REFUSED = {
+    "-x": "turns off stonewalling; pfssim models the stonewalled 'Children see' results, so drop -x",
+}
+_IOZONE_VALUE_FLAGS = ("-+m", "-i", "-r", "-s", "-t", "-b")
+_IOZONE_EXACT = {"-I", "-e", "-F", *IOZONE_NO_EFFECT, *IOZONE_REFUSED, *_IOZONE_VALUE_FLAGS}
+_IOZONE_TESTS = {"0": "write", "1": "read", "2": "random"}
+_IOZONE_OTHER_TESTS = {
+    "3": "read-backwards",
+    "4": "re-write-record",
+    "5": "stride-read",
+    "6": "fwrite",
+    "7": "fread",
+    "8": "random mix",
+    "9": "pwrite",
+    "10": "pread",
+    "11": "pwritev",
+    "12": "preadv",
+}
+_IOZONE_MODELS = "pfssim models IOzone's throughput mode: -i 0/-i 1 or -i 2 with -r, -s, -t, -I, -e"
+
+# ------------------------------------------------------------------------------------------------- IOR
+
+IOR_NO_EFFECT = {
+    "-E": "reuses an existing test file instead of removing it first; no effect on the modelled phase",
+    "-k": "keeps the test file after the run; no effect on the modelled phase",
+    "-g": "adds barriers between open, transfer and close; pfssim starts all tasks together anyway",
+    "-C": "reorders tasks so each reads back data written from another node, which defeats the client cache; "
+    "pfssim does not model client-cache hits on read-back",
+}
+IOR_NO_EFFECT_WITH_VALUE = {
+    "-d": "delay between repetitions; no effect on the modelled phase",
+    "-i": "number of repetitions; pfssim reports the steady state",
+    "-o": "test file path; pfssim uses the file system of the topology",
+    "-Q": "task-per-node offset used by -C; pfssim does not model client-cache hits on read-back",
+}
+IOR_REFUSED = {
+    "-Y": "fsync after every write is not modelled; pfssim models one fsync per phase (-e)",
+    "-z": "random offsets are not modelled; pfssim models IOR's sequential transfers (use IOzone -i 2 for random)",
+}
+_IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -e and O_DIRECT"
+
+LAUNCHER_NO_EFFECT = {
+    "--allow-run-as-root": "lets MPI run as root; no effect on the I/O",
+    "--oversubscribe": "allows more tasks than cores; no effect on the modelled I/O",
+}
+LAUNCHER_NO_EFFECT_WITH_VALUE = {
+    "-machinefile": "host list; pfssim places tasks round robin over the topology's clients",
+    "--machinefile": "host list; pfssim places tasks round robin over the topology's clients",
+    "-hostfile": "host list; pfssim places tasks round robin over the topology's clients",
+    "--hostfile": "host list; pfssim places tasks round robin over the topology's clients",
+    "--prefix": "Open MPI installation path; no effect on the I/O",
+    "-x": "exports an environment variable to the tasks; no effect on the modelled I/O",
+}
+_LAUNCHER_NP = ("-np", "-n", "--np")
+# The Dell documents print '--allow-run-as-root' with an en dash as its first character.
+_LAUNCHER_ALIASES = {"\u2013-allow-run-as-root": "--allow-run-as-root"}
+
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+_SIZE = re.compile(r"(\d+)([kmgKMG]?)")
+_BINARY = {"k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def _fail(path: str, message: str) -> NoReturn:
+    raise WorkloadError([Problem(SOURCE, None, path, message)])
+
+
+class _Cursor:
+    """Walks the tokens of one program's arguments, handing out flag values."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.position = 0
+        self.seen: dict[str, str] = {}
+
+    def next(self) -> str | None:
+        if self.position >= len(self.tokens):
+            return None
+        self.position += 1
+        return self.tokens[self.position - 1]
+
+    def value(self, flag: str, glued: str | None = None, what: str = "a value") -> str:
+        """The argument of ``flag``: glued to it (``-i0``) or the next token."""
+        if glued is not None:
+            return glued
+        token = self.next()
+        if token is None or (token.startswith("-") and len(token) > 1):
+            _fail(flag, f"{flag} needs {what} after it")
+        return token
+
+    def once(self, flag: str, value: str) -> str:
+        """Record a flag that may be given only once; a second, different value is an error."""
+        if flag in self.seen and self.seen[flag] != value:
+            _fail(flag, f"{flag} is given twice ({self.seen[flag]} and {value}); give it once")
+        self.seen[flag] = value
+        return value
+
+
+def _count(flag: str, text: str, *, minimum: int = 1) -> int:
+    if not text.isdigit() or int(text) < minimum:
+        _fail(flag, f"{flag} needs a whole number of at least {minimum}, got {text!r}")
+    return int(text)
+
+
+def _size(flag: str, text: str, plain_unit: int, example: str) -> int:
+    """Bytes of ``text``: a whole number with an optional binary k/m/g suffix; a bare number counts ``plain_unit``."""
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        _fail(
+            flag,
+            f"cannot read {text!r} as a size; write a whole number with an optional k, m or g suffix, "
+            f"e.g. {flag} {example}",
+        )
+    number, suffix = int(match[1]), match[2].lower()
+    if number == 0:
+        _fail(flag, f"{flag} must be positive, got {text!r}")
+    return number * (_BINARY[suffix] if suffix else plain_unit)
+
+
+def _check_placeholders(tokens: list[str]) -> None:
+    """Refuse shell variables (``$Size``, ``${FileSize}G``): the command must be the one that ran."""
+    problems = []
+    for index, token in enumerate(tokens):
+        variable = _PLACEHOLDER.search(token)
+        if variable is None:
+            continue
+        before = tokens[index - 1] if index else ""
+        flag = before if before.startswith(("-", "\u2013")) and not token.startswith("-") else token
+        problems.append(
+            Problem(
+                SOURCE,
+                None,
+                flag,
+                f"{token!r} contains the shell variable {variable[0]}; substitute the value the run used "
+                "(a number such as 64 or 8g, or a real path)",
+            )
+        )
+    if problems:
+        raise WorkloadError(problems)
+
+
+def _make(fields: dict[str, Any]) -> Workload:
+    try:
+        return Workload.model_validate(fields)
+    except ValidationError as exc:
+        problems = [
+            Problem(
+                SOURCE, None, ".".join(str(p) for p in error["loc"]), str(error["msg"]).removeprefix("Value error, ")
+            )
+            for error in exc.errors()
+        ]
+        raise WorkloadError(problems) from None
+
+
+def _program(token: str, name: str) -> bool:
+    return token == name or token.endswith("/" + name)
+
+
+# ---------------------------------------------------------------------------------------------- IOzone
+
+
+def _split_iozone(token: str) -> tuple[str, str | None]:
+    """``-i0`` -> (``-i``, ``0``): IOzone reads options with getopt, so values may be glued on."""
+    if token in _IOZONE_EXACT:
+        return token, None
+    for flag in _IOZONE_VALUE_FLAGS:
+        if token.startswith(flag) and len(token) > len(flag):
+            return flag, token[len(flag) :]
+    return token, None
+
+
+def _iozone_test(value: str) -> str:
+    if value in _IOZONE_TESTS:
+        return value
+    if value in _IOZONE_OTHER_TESTS:
+        _fail(
+            "-i",
+            f"IOzone test -i {value} ({_IOZONE_OTHER_TESTS[value]}) is not modelled; "
+            "pfssim models -i 0 (write), -i 1 (read) and -i 2 (random read and write)",
+        )
+    _fail("-i", f"-i needs a test number (0 write, 1 read, 2 random), got {value!r}")
+
+
+def _parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
+    cursor = _Cursor(tokens[1:])
+    tests: list[str] = []
+    record: int | None = None
+    file_size: int | None = None
+    threads: int | None = None
+    direct = fsync = False
+    while (token := cursor.next()) is not None:
+        flag, glued = _split_iozone(token)
+        if flag == "-i":
+            test = _iozone_test(cursor.value(flag, glued, "a test number"))
+            if test not in tests:
+                tests.append(test)
+        elif flag == "-r":
+            record = _size(flag, cursor.once(flag, cursor.value(flag, glued, "a record size")), 1024, "1m")
+        elif flag == "-s":
+            file_size = _size(flag, cursor.once(flag, cursor.value(flag, glued, "a file size")), 1024, "8g")
+        elif flag == "-t":
+            threads = _count(flag, cursor.once(flag, cursor.value(flag, glued, "a thread count")))
+        elif flag == "-I":
+            direct = True
+        elif flag == "-e":
+            fsync = True
+        elif flag == "-F":
+            if threads is None:
+                _fail(flag, "put -t before -F: IOzone reads exactly -t file names after -F")
+            for _ in range(threads):
+                cursor.value(flag, None, f"{threads} file names (one per thread)")
+        elif flag in IOZONE_NO_EFFECT:
+            continue
+        elif flag in IOZONE_NO_EFFECT_WITH_VALUE:
+            cursor.value(flag, glued)
+        elif flag in IOZONE_REFUSED:
+            _fail(flag, f"{flag} {IOZONE_REFUSED[flag]}")
+        elif flag.startswith("-"):
+            _fail(flag, f"unsupported flag {flag} ({_IOZONE_MODELS})")
+        else:
+            _fail(token, f"unexpected argument {token!r}; IOzone takes only flags here ({_IOZONE_MODELS})")
+    if not tests:
+        _fail(
+            "-i",
+            "no test selected: give -i 0 -i 1 (sequential write, then read) or -i 2 (random read "
+            "and write); without -i IOzone runs every test",
+        )
+    if "2" in tests and len(tests) > 1:
+        _fail(
+            "-i",
+            "-i 2 together with -i 0 or -i 1 runs two benchmarks (sequential and random) in one line; "
+            "give them as two commands",
+        )
+    if threads is None:
+        _fail("-t", "missing -t: pfssim models IOzone's throughput mode; give the number of threads, e.g. -t 16")
+    if record is None:
+        _fail("-r", "missing -r: give the record size, e.g. -r 1m (IOzone's 4 KiB default is rarely what was meant)")
+    if file_size is None:
+        _fail("-s", "missing -s: give the file size per thread, e.g. -s 8g (IOzone's default is 512 KiB)")
+    if record > file_size:
+        _fail("-r", f"the record size ({record} B) is larger than the file size per thread ({file_size} B)")
+    random = tests == ["2"]
+    ops = (
+        ["random_write", "random_read"]
+        if random
+        else [op for code, op in (("0", "write"), ("1", "read")) if code in tests]
+    )
+    kind = "random" if random else "sequential"
+    return _make(
+        {
+            "name": name,
+            "title": f"IOzone {kind} N-N from {SOURCE}",
+            "source": SOURCE,
+            "benchmark": "iozone_random_nn" if random else "iozone_seq_nn",
+            "command": text,
+            "ops": ops,
+            "record_size": f"{record} B",
+            "direct_io": direct,
+            "fsync": fsync,
+            "file_size": f"{file_size} B",
+            "threads": [threads],
+            "placement": "round_robin",
+        }
+    )
+
+
+# ------------------------------------------------------------------------------------------------- IOR
+
+
+def _parse_launcher(tokens: list[str]) -> tuple[int, int]:
+    """Read ``mpirun``/``mpiexec`` options; returns (task count, index of the ior executable)."""
+    cursor = _Cursor(tokens[1:])
+    tasks: int | None = None
+    while (token := cursor.next()) is not None:
+        flag = _LAUNCHER_ALIASES.get(token, token)
+        if flag in _LAUNCHER_NP:
+            tasks = _count(flag, cursor.once("-np", cursor.value(flag, None, "the number of MPI tasks")))
+        elif flag == "--map-by":
+            mapping = cursor.value(flag, None, "a mapping")
+            if mapping != "node":
+                _fail(
+                    flag,
+                    f"--map-by {mapping} is not modelled: pfssim places tasks round robin over the "
+                    "clients, as --map-by node does",
+                )
+        elif flag == "--mca":
+            cursor.value(flag, None, "a parameter name and a value")
+            cursor.value(flag, None, "a parameter name and a value")
+        elif flag in LAUNCHER_NO_EFFECT:
+            continue
+        elif flag in LAUNCHER_NO_EFFECT_WITH_VALUE:
+            cursor.value(flag)
+        elif _program(token, "ior"):
+            if tasks is None:
+                _fail("-np", f"{tokens[0]} has no -np: give the number of MPI tasks, e.g. {tokens[0]} -np 64 ior ...")
+            return tasks, cursor.position
+        elif flag.startswith(("-", "\u2013")):
+            _fail(
+                flag,
+                f"unsupported {tokens[0]} flag {flag} (pfssim reads -np/-n, --map-by node, host files, "
+                "--mca, -x, --prefix, --allow-run-as-root and --oversubscribe)",
+            )
+        elif _program(token, "iozone"):
+            _fail(token, "IOzone starts its own threads: drop the MPI launcher and give -t")
+        else:
+            _fail(
+                token,
+                f"expected the ior executable after the {tokens[0]} options, got {token!r}; "
+                "pfssim runs IOR under MPI (ior or a path ending in /ior)",
+            )
+    _fail(tokens[0], f"{tokens[0]} starts no ior executable; pfssim runs IOR under MPI")
+
+
+def _ior_option(flag: str, value: str) -> bool | None:
+    """Apply one ``-O key=value``; returns the O_DIRECT setting it makes, if any."""
+    key, _, setting = value.partition("=")
+    if key == "useO_DIRECT" and setting in ("0", "1"):
+        return setting == "1"
+    if key == "summaryFormat" and setting:
+        return None  # output format only
+    _fail(flag, f"unsupported IOR option -O {value} (pfssim reads -O useO_DIRECT=0|1 and -O summaryFormat=...)")
+
+
+def _parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
+    cursor = _Cursor(tokens)
+    write = read = direct = fsync = per_process = False
+    transfer: int | None = None
+    block: int | None = None
+    segments = 1
+    while (token := cursor.next()) is not None:
+        if token == "-a":
+            api = cursor.once(token, cursor.value(token, None, "an API name"))
+            if api.upper() != "POSIX":
+                _fail(token, f"IOR API {api} is not modelled; pfssim models -a POSIX")
+        elif token == "-w":
+            write = True
+        elif token == "-r":
+            read = True
+        elif token == "-e":
+            fsync = True
+        elif token == "-F":
+            per_process = True
+        elif token in ("-B", "--posix.odirect"):
+            direct = True
+        elif token == "-O":
+            for item in cursor.value(token, None, "key=value").split(","):
+                setting = _ior_option(token, item)
+                direct = direct if setting is None else setting
+        elif token == "-t":
+            transfer = _size(token, cursor.once(token, cursor.value(token, None, "a transfer size")), 1, "16m")
+        elif token == "-b":
+            block = _size(token, cursor.once(token, cursor.value(token, None, "a block size")), 1, "16g")
+        elif token == "-s":
+            segments = _count(token, cursor.once(token, cursor.value(token, None, "a segment count")))
+        elif token in ("-i", "-Q"):
+            _count(token, cursor.value(token, None, "a whole number"))
+        elif token == "-d":
+            _count(token, cursor.value(token, None, "a delay in seconds"), minimum=0)
+        elif re.fullmatch(r"-v+", token) or token in IOR_NO_EFFECT:
+            continue  # -v, -vv, ...: verbosity
+        elif token in IOR_NO_EFFECT_WITH_VALUE:
+            cursor.value(token)
+        elif token in IOR_REFUSED:
+            _fail(token, f"{token}: {IOR_REFUSED[token]}")
+        elif token.startswith("-"):
+            _fail(token, f"unsupported flag {token} ({_IOR_MODELS})")
+        else:
+            _fail(token, f"unexpected argument {token!r}; IOR takes only flags ({_IOR_MODELS})")
+    if transfer is None:
+        _fail("-t", "missing -t: give the transfer size, e.g. -t 16m (IOR's 256 KiB default is rarely what was meant)")
+    if block is None:
+        _fail("-b", "missing -b: give the block size per task, e.g. -b 16g (IOR's 1 MiB default fits in any cache)")
+    if block % transfer:
+        _fail(
+            "-b",
+            f"the block size ({block} B) must be a multiple of the transfer size -t ({transfer} B), as IOR requires",
+        )
+    if not (write or read):
+        write = read = True  # IOR runs both when neither -w nor -r is given
+    layout = "N-N (file per process)" if per_process else "N-1 (shared file)"
+    return _make(
+        {
+            "name": name,
+            "title": f"IOR sequential {layout} from {SOURCE}",
+            "source": SOURCE,
+            "benchmark": "ior_seq_nn" if per_process else "ior_seq_n1",
+            "command": text,
+            "ops": [op for op, on in (("write", write), ("read", read)) if on],
+            "record_size": f"{transfer} B",
+            "direct_io": direct,
+            "fsync": fsync,
+            "file_size": f"{block * segments} B",
+            "threads": [tasks],
+            "placement": "round_robin",
+        }
+    )
+
+
+# ------------------------------------------------------------------------------------------------ entry
+
+
+def parse_command(text: str, *, name: str = "cmd") -> Workload:
+    """The workload a real ``iozone ...`` or ``mpirun ... ior ...`` command line runs.
+
+    Raises :class:`WorkloadError` (file ``--cmd``, path = the offending flag) for anything pfssim cannot
+    model faithfully: unknown or unsupported flags, shell placeholders, missing thread or task counts.
+    """
+    try:
+        tokens = shlex.split(text)
+    except ValueError as exc:
+        _fail("", f"cannot split the command into words ({exc}); check its quotes")
+    if not tokens:
+        _fail("", "the command is empty; give an iozone or mpirun ... ior command line")
+    _check_placeholders(tokens)
+    program = tokens[0]
+    if _program(program, "iozone"):
+        return _parse_iozone(tokens, text, name)
+    if program in ("mpirun", "mpiexec") or _program(program, "mpirun") or _program(program, "mpiexec"):
+        tasks, start = _parse_launcher(tokens)
+        return _parse_ior(tokens[start + 1 :], text, name, tasks)
+    if _program(program, "ior"):
+        _fail("-np", "IOR needs an MPI launcher with the task count: mpirun -np N ior ...")
+    _fail(program, f"pfssim reads IOzone (iozone ...) and IOR (mpirun -np N ior ...) command lines, not {program!r}")

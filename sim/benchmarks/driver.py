@@ -1,0 +1,170 @@
+"""Running benchmark points: one SimPy model per (workload, operation, thread count).
+
+A point simulates the benchmark's steady state, not its terabytes: threads start staggered, the
+first ``warmup`` completions are discarded, then completions are counted in batches of at least
+one request per thread until the 95% interval of the rate is within ``rel_precision`` (or
+``max_batches`` is reached; the interval says how tight it got).
+
+What the benchmark reports in that steady state:
+* IOzone throughput mode, "Children see": the sum over threads of each thread's rate while all
+  are running (stonewalled), i.e. the aggregate rate of the full-concurrency steady state.
+* IOR: aggregate bytes / (last close - first open). For terabytes, open and close are negligible
+  and the tasks of one shared file are statistically identical, so this is the aggregate rate too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import simpy
+
+from sim.config.system import BeeGFSSpec
+from sim.config.workload import Workload
+from sim.engine.meter import Meter
+from sim.engine.rng import Streams
+from sim.engine.stats import batch_estimate
+from sim.errors import PfssimError
+from sim.fs.common import RunContext
+from sim.fs.platform import Platform
+from sim.topology.model import System
+
+
+@dataclass(frozen=True)
+class Precision:
+    """Stopping rule of one point."""
+
+    rel_precision: float = 0.02
+    min_batches: int = 10
+    max_batches: int = 40
+    warmup_per_thread: int = 2
+    min_warmup: int = 200
+    min_batch: int = 100
+
+
+@dataclass
+class PointResult:
+    """One predicted point of a benchmark curve."""
+
+    workload: str
+    benchmark: str
+    op: str
+    threads: int
+    value: float
+    ci_low: float
+    ci_high: float
+    unit: str
+    bottleneck: str
+    bottleneck_utilization: float
+    utilization: dict[str, float] = field(default_factory=dict)
+    requests: int = 0
+    simulated_s: float = 0.0
+    wall_s: float = 0.0
+    batches: int = 0
+    converged: bool = False
+    bytes_moved: float = 0.0
+
+    def to_json(self) -> dict[str, object]:
+        """The point as it appears in the versioned result (SI units)."""
+        return {
+            "workload": self.workload,
+            "benchmark": self.benchmark,
+            "op": self.op,
+            "threads": self.threads,
+            "value": self.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "unit": self.unit,
+            "bottleneck": self.bottleneck,
+            "bottleneck_utilization": self.bottleneck_utilization,
+            "converged": self.converged,
+            "batches": self.batches,
+            "simulated_requests": self.requests,
+            "simulated_seconds": self.simulated_s,
+            "wall_seconds": self.wall_s,
+            "utilization": self.utilization,
+        }
+
+
+def _model(ctx: RunContext):  # noqa: ANN202 - BeeGFSModel | GpfsModel
+    if isinstance(ctx.system.spec.filesystem, BeeGFSSpec):
+        from sim.fs.beegfs import BeeGFSModel
+
+        return BeeGFSModel(ctx)
+    from sim.fs.gpfs import GpfsModel
+
+    return GpfsModel(ctx)
+
+
+def run_point(
+    system: System, workload: Workload, op: str, threads: int, seed: int = 1,
+    precision: Precision = Precision(),
+) -> PointResult:
+    """Simulate one point and return its estimate, interval, utilisations and bottleneck."""
+    started = time.perf_counter()
+    env = simpy.Environment()
+    streams = Streams(seed)
+    platform = Platform(env, system, streams)
+    meter = Meter(env, threads)
+    ctx = RunContext(env, system, platform, streams, workload, op, threads, meter)
+    model = _model(ctx)
+    if ctx.io_op == "write":
+        model.prefill_caches()
+    model.start()
+
+    def advance(completions: int) -> None:
+        try:
+            env.run(until=meter.after(completions))
+        except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
+            raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
+
+    advance(max(precision.min_warmup, precision.warmup_per_thread * threads))
+    t0, amount0, count0 = env.now, meter.amount, meter.count
+    work0 = {name: station.work for name, station in platform.all_stations().items()}
+    batch = max(precision.min_batch, threads)
+    amounts: list[float] = []
+    durations: list[float] = []
+    estimate = batch_estimate([1.0], [1.0])
+    while len(amounts) < precision.max_batches:
+        before_t, before_a = env.now, meter.amount
+        advance(batch)
+        amounts.append(meter.amount - before_a)
+        durations.append(env.now - before_t)
+        estimate = batch_estimate(amounts, durations)
+        if len(amounts) >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
+            break
+    window = env.now - t0
+    utilization = {}
+    for name, station in platform.all_stations().items():
+        busy = (station.work - work0.get(name, 0.0)) / (window * station.servers) if window > 0 else 0.0
+        if busy > 0:
+            utilization[name] = min(busy, 1.0)
+    bottleneck = max(utilization, key=lambda n: utilization[n]) if utilization else ""
+    return PointResult(
+        workload=workload.name, benchmark=workload.benchmark, op=op, threads=threads,
+        value=estimate.mean, ci_low=estimate.low, ci_high=estimate.high,
+        unit="op/s" if ctx.random else "B/s",
+        bottleneck=bottleneck, bottleneck_utilization=utilization.get(bottleneck, 0.0),
+        utilization=dict(sorted(utilization.items())),
+        requests=meter.count - count0, simulated_s=window, wall_s=time.perf_counter() - started,
+        batches=len(amounts), converged=estimate.rel_half_width <= precision.rel_precision,
+        bytes_moved=meter.amount - amount0,
+    )
+
+
+def run_workload(
+    system: System, workload: Workload, seed: int = 1, precision: Precision = Precision(),
+    progress: Callable[[PointResult], None] | None = None,
+) -> list[PointResult]:
+    """Every (operation, thread count) point of a workload, in the order the benchmark runs them."""
+    if not system.storage_targets:
+        raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
+    points = []
+    for op in workload.ops:
+        for threads in workload.threads:
+            point = run_point(system, workload, op, threads, seed, precision)
+            points.append(point)
+            if progress is not None:
+                progress(point)
+    return points

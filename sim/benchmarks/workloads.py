@@ -1,0 +1,97 @@
+"""Workload files (``workloads/*.yaml``): loading them with located errors and finding them by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sim.config.load import validate_model
+from sim.config.workload import Workload
+from sim.config.yamlio import SourceMap, load_yaml
+from sim.errors import ConfigError, Problem, WorkloadError
+
+
+def workload_dir() -> Path:
+    """The repository's ``workloads/`` folder, where the shipped workload files live."""
+    return Path(__file__).resolve().parents[2] / "workloads"
+
+
+def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
+    """Point a whole-file consistency error at the key it is about, so its line is useful."""
+    if problem.path or not isinstance(data, dict):
+        return problem
+    message = problem.message
+    if "file_size" in message and "aggregate_size" in message:
+        keys = [key for key in ("aggregate_size", "file_size") if key in data]
+    elif "thread" in message:
+        keys = ["threads"]
+    elif "operation" in message or " runs " in message:
+        keys = ["ops"]
+    else:
+        keys = []
+    for key in keys:
+        if key in data:
+            return smap.problem((key,), message)
+    return problem
+
+
+def load_workload(path: Path) -> Workload:
+    """Read and validate one workload file; every problem is a located :class:`WorkloadError`."""
+    try:
+        data, smap = load_yaml(path)
+    except ConfigError as exc:
+        raise WorkloadError(exc.problems) from None
+    try:
+        workload = validate_model(Workload, data, smap)
+    except ConfigError as exc:
+        raise WorkloadError([_relocate(p, data, smap) for p in exc.problems]) from None
+    if workload.name != path.stem:
+        raise WorkloadError(
+            [
+                smap.problem(
+                    ("name",),
+                    f"name {workload.name!r} differs from the file name {path.name!r}; "
+                    f"make them equal (name: {path.stem}, or rename the file)",
+                )
+            ]
+        )
+    return workload
+
+
+def known_workloads() -> list[str]:
+    """Names of the shipped workloads, sorted."""
+    return sorted(path.stem for path in workload_dir().glob("*.yaml"))
+
+
+def find_workload(name_or_path: str) -> Workload:
+    """A workload given as a path to a ``.yaml`` file or as the name of a shipped one."""
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml") or "/" in name_or_path or candidate.is_file():
+        return load_workload(candidate)
+    path = workload_dir() / f"{name_or_path}.yaml"
+    if not path.is_file():
+        known = ", ".join(known_workloads()) or "none"
+        raise WorkloadError(
+            [
+                Problem(
+                    str(workload_dir()),
+                    None,
+                    "",
+                    f"unknown workload {name_or_path!r} (known: {known}); give one of these names or a path to "
+                    "a .yaml file",
+                )
+            ]
+        )
+    return load_workload(path)
+
+
+def is_workload_file(path: Path) -> bool:
+    """True when ``path`` is a YAML mapping with a ``benchmark`` key (a workload, not a topology).
+
+    Unreadable or malformed YAML gives False, so the caller reports it through the topology loader.
+    """
+    try:
+        data, _ = load_yaml(path)
+    except ConfigError:
+        return False
+    return isinstance(data, dict) and "benchmark" in data

@@ -1,0 +1,1 @@
+"""Device models: NVMe and HDD drives, RAID groups, ME4 controllers. Each turns an I/O into time."""

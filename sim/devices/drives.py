@@ -1,0 +1,159 @@
+"""Drive models: NVMe/SAS SSDs (latency + throughput engine) and HDDs (seek, rotation, zones, NCQ).
+
+Interface shared by all devices: ``io(op, offset, size) -> Event``, ``op`` in ('read', 'write'),
+``offset`` and ``size`` in bytes of the device's own address space.
+
+SSD: an I/O waits its access latency (an infinite-server delay: the drive's internal parallelism)
+and then occupies the drive's single throughput engine for max(size / sequential rate, 1 / IOPS).
+At queue depth 1 this gives latency + transfer; at high depth the sequential rate for large I/Os
+and the datasheet IOPS for small ones, reached once depth >= IOPS x latency (Little's law).
+
+HDD: one actuator serves one command at a time. With up to ``hdd_ncq_depth`` commands queued the
+drive picks the one with the shortest access time (seek by distance, then rotational wait to the
+sector's angle). Seek time is t0 + b sqrt(d) over the stroke fraction d, with b chosen so that the
+mean over random distances is the datasheet average seek. Transfer rate falls linearly from the
+outer-zone rate (address 0) to the inner-zone rate. A command that starts where the previous one
+ended pays no positioning.
+"""
+
+from __future__ import annotations
+
+import math
+
+import simpy
+from simpy.events import Event
+
+from sim.config.parts import Drive
+from sim.engine.core import Station
+from sim.engine.rng import Stream
+from sim.params import value
+
+_MEAN_SQRT_DISTANCE = 8.0 / 15.0  # E[sqrt|U1 - U2|] for independent uniforms
+
+
+class SsdDrive:
+    """NVMe or SAS SSD."""
+
+    def __init__(self, env: simpy.Environment, name: str, part: Drive) -> None:
+        self.env = env
+        self.name = name
+        self.engine = Station(env, name, 1)
+        self.capacity = part.capacity
+        self.latency = {"read": part.read_latency, "write": part.write_latency}
+        self.rate = {"read": part.seq_read, "write": part.seq_write}
+        self.op_time = {"read": 1.0 / part.rand_read_iops, "write": 1.0 / part.rand_write_iops}
+        self.bytes = {"read": 0.0, "write": 0.0}
+
+    def finish_time(self, op: str, offset: float, size: float) -> float:
+        """When an I/O submitted now completes.
+
+        The access latency is a constant delay of an infinite-server stage, so putting it after
+        the engine instead of before changes no departure time distribution; it lets the whole
+        I/O be computed at submission.
+        """
+        self.bytes[op] += size
+        service = max(size / self.rate[op], self.op_time[op])
+        return self.engine.reserve(service) + self.latency[op]
+
+    def io(self, op: str, offset: float, size: float) -> Event:
+        """Access latency and the throughput engine, as an event."""
+        return self.env.timeout(self.finish_time(op, offset, size) - self.env.now)
+
+    @property
+    def pending(self) -> float:
+        """Seconds of work booked ahead (to pick the less loaded mirror)."""
+        return self.engine.backlog
+
+    @property
+    def stations(self) -> list[Station]:
+        """Stations whose utilisation is reported."""
+        return [self.engine]
+
+
+class HddDrive:
+    """Nearline HDD with shortest-access-time-first command queueing."""
+
+    def __init__(self, env: simpy.Environment, name: str, part: Drive, stream: Stream) -> None:
+        assert part.rpm and part.avg_seek and part.inner_seq_rate
+        self.env = env
+        self.name = name
+        self.stream = stream
+        self.capacity = part.capacity
+        self.revolution = 1.0 / part.rpm
+        self.t0 = value("hdd_track_to_track_seek_s")
+        self.seek_b = (part.avg_seek - self.t0) / _MEAN_SQRT_DISTANCE
+        self.outer = min(part.seq_read, part.seq_write)
+        self.inner = part.inner_seq_rate
+        self.depth = int(value("hdd_ncq_depth"))
+        self.queue: list[tuple[Event, float, float, float, str]] = []
+        self.busy = False
+        self.head = 0.0  # stroke position 0 (outer) .. 1 (inner)
+        self.next_offset = -1.0
+        # A station is kept only for utilisation accounting (work = busy seconds).
+        self.engine = Station(env, name, 1)
+        self.bytes = {"read": 0.0, "write": 0.0}
+
+    @property
+    def pending(self) -> float:
+        """Commands outstanding (to pick the less loaded mirror)."""
+        return len(self.queue) + int(self.busy)
+
+    def seek(self, distance: float) -> float:
+        """Seek time over a fraction of the stroke."""
+        return 0.0 if distance <= 0 else self.t0 + self.seek_b * math.sqrt(distance)
+
+    def rate_at(self, position: float) -> float:
+        """Media rate at a stroke position (zoned recording)."""
+        return self.outer - (self.outer - self.inner) * position
+
+    def io(self, op: str, offset: float, size: float) -> Event:
+        """Queue a command; it is served in shortest-access-time order."""
+        self.bytes[op] += size
+        done = Event(self.env)
+        position = min(max(offset / self.capacity, 0.0), 1.0)
+        self.queue.append((done, offset, position, size, op))
+        if not self.busy:
+            self._start_next()
+        return done
+
+    def _access_time(self, offset: float, position: float, angle: float) -> float:
+        if offset == self.next_offset:
+            return 0.0
+        seek = self.seek(abs(position - self.head))
+        platter = ((self.env.now + seek) / self.revolution) % 1.0
+        return seek + ((angle - platter) % 1.0) * self.revolution
+
+    def _start_next(self) -> None:
+        if not self.queue:
+            self.busy = False
+            return
+        self.busy = True
+        window = min(len(self.queue), self.depth)
+        best_index, best_time = 0, math.inf
+        for i in range(window):
+            _, offset, position, _, _ = self.queue[i]
+            # A sector's angle is a fixed pseudo-random function of its address.
+            angle = (offset * 0.6180339887498949 / 4096.0) % 1.0
+            access = self._access_time(offset, position, angle)
+            if access < best_time:
+                best_index, best_time = i, access
+        done, offset, position, size, _op = self.queue.pop(best_index)
+        service = best_time + size / self.rate_at(position)
+        self.head = min(position + size / self.capacity, 1.0)
+        self.next_offset = offset + size
+        self.engine.work += service
+        self.engine.visits += 1
+        timeout = self.env.timeout(service)
+        timeout.callbacks.append(lambda _e: (done.succeed(), self._start_next()))
+
+    @property
+    def stations(self) -> list[Station]:
+        """Stations whose utilisation is reported."""
+        return [self.engine]
+
+
+def make_drive(env: simpy.Environment, name: str, part: Drive, stream: Stream) -> SsdDrive | HddDrive:
+    """The right model for a drive part."""
+    if part.kind == "nl_sas_hdd":
+        return HddDrive(env, name, part, stream)
+    return SsdDrive(env, name, part)

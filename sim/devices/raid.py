@@ -1,0 +1,160 @@
+"""RAID groups: mapping a group I/O to member I/Os (RAID 0, 1, 10, 5, 6).
+
+Addresses are striped in ``stripe_unit`` chunks. RAID0 deals chunks over all members; RAID1
+mirrors; RAID10 stripes over mirrored pairs. RAID5/6 rotate parity (stripe s puts its parity on
+members s, s+1 mod n and data chunk j on member (s + p + j) mod n). Writes that cover whole stripes
+write data and parity without reading; partial stripes do read-modify-write: read the old data
+and parity of the touched byte range, then write both (RAID6 small write: 3 reads + 3 writes).
+Reads of RAID1/10 go to the member with fewer commands outstanding. Pieces for the same member
+that are contiguous on it are merged into one command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import simpy
+from simpy.events import Event
+
+from sim.devices.drives import HddDrive, SsdDrive
+from sim.engine.core import join
+
+Member = SsdDrive | HddDrive
+Piece = tuple[int, float, float]  # member index, member offset, length
+
+
+def _merge(pieces: list[Piece]) -> list[Piece]:
+    merged: dict[int, list[list[float]]] = {}
+    for member, offset, length in pieces:
+        runs = merged.setdefault(member, [])
+        if runs and abs(runs[-1][0] + runs[-1][1] - offset) < 1e-6:
+            runs[-1][1] += length
+        else:
+            runs.append([offset, length])
+    return [(m, o, ln) for m, runs in merged.items() for o, ln in runs]
+
+
+class RaidDevice:
+    """A RAID group of member devices."""
+
+    def __init__(self, env: simpy.Environment, name: str, level: int, members: Sequence[Member], stripe_unit: float) -> None:
+        self.env = env
+        self.name = name
+        self.level = level
+        self.members = list(members)
+        self.n = len(members)
+        self.su = stripe_unit
+        self.parity = {5: 1, 6: 2}.get(level, 0)
+        self.data = {0: self.n, 1: 1, 10: self.n // 2}.get(level, self.n - self.parity)
+        self.capacity = self.data * members[0].capacity
+        self.bytes = {"read": 0.0, "write": 0.0}
+        # Without read-modify-write phases and with no HDD (whose order depends on later arrivals),
+        # a group I/O's end is known at submission: the latest of its member I/Os.
+        self.computable = level in (0, 1, 10) and all(isinstance(m, SsdDrive) for m in members)
+
+    def finish_time(self, op: str, offset: float, size: float) -> float:
+        """When an I/O submitted now completes (only for ``computable`` groups)."""
+        self.bytes[op] += size
+        if self.level == 0:
+            pieces = self._stripe(offset, size, self.n, lambda c: (c % self.n, c // self.n))
+            return max(self.members[m].finish_time(op, o, ln) for m, o, ln in pieces)  # type: ignore[union-attr]
+        if self.level == 1:
+            chosen = self._mirror_pieces(op, [(0, offset, size)], [(0, 1)])
+        else:
+            pairs = self.n // 2
+            pieces = self._stripe(offset, size, pairs, lambda c: (c % pairs, c // pairs))
+            chosen = self._mirror_pieces(op, pieces, [(2 * p, 2 * p + 1) for p in range(pairs)])
+        return max(self.members[m].finish_time(op, o, ln) for m, o, ln in chosen)  # type: ignore[union-attr]
+
+    def io(self, op: str, offset: float, size: float) -> Event:
+        """Group I/O -> member I/Os, joined."""
+        if self.computable:
+            return self.env.timeout(self.finish_time(op, offset, size) - self.env.now)
+        self.bytes[op] += size
+        if self.level == 0:
+            return self._submit(op, self._stripe(offset, size, self.n, lambda c: (c % self.n, c // self.n)))
+        if self.level == 1:
+            return self._mirror(op, [(0, offset, size)], pairs=[(0, 1)])
+        if self.level == 10:
+            pairs = self.n // 2
+            pieces = self._stripe(offset, size, pairs, lambda c: (c % pairs, c // pairs))
+            return self._mirror(op, pieces, pairs=[(2 * p, 2 * p + 1) for p in range(pairs)])
+        return self._parity_io(op, offset, size)
+
+    def _stripe(self, offset: float, size: float, width: int, where) -> list[Piece]:  # noqa: ANN001
+        pieces: list[Piece] = []
+        end = offset + size
+        pos = offset
+        while pos < end - 1e-9:
+            chunk = int(pos // self.su)
+            within = pos - chunk * self.su
+            length = min(self.su - within, end - pos)
+            member, row = where(chunk)
+            pieces.append((member, row * self.su + within, length))
+            pos += length
+        return _merge(pieces)
+
+    def _submit(self, op: str, pieces: list[Piece]) -> Event:
+        return join(self.env, [self.members[m].io(op, o, ln) for m, o, ln in pieces])
+
+    def _mirror_pieces(self, op: str, pieces: list[Piece], pairs: list[tuple[int, int]]) -> list[Piece]:
+        chosen: list[Piece] = []
+        for pair_index, offset, length in pieces:
+            a, b = pairs[pair_index] if len(pairs) > 1 else pairs[0]
+            if op == "write":
+                chosen += [(a, offset, length), (b, offset, length)]
+            else:
+                pick = a if self.members[a].pending <= self.members[b].pending else b
+                chosen.append((pick, offset, length))
+        return chosen
+
+    def _mirror(self, op: str, pieces: list[Piece], pairs: list[tuple[int, int]]) -> Event:
+        return self._submit(op, self._mirror_pieces(op, pieces, pairs))
+
+    def _data_member(self, stripe: int, j: int) -> int:
+        return (stripe + self.parity + j) % self.n
+
+    def _parity_io(self, op: str, offset: float, size: float) -> Event:
+        k = self.data
+        width = k * self.su
+        if op == "read":
+            pieces = self._stripe(offset, size, k, lambda c: (self._data_member(c // k, c % k), c // k))
+            return self._submit("read", pieces)
+        end = offset + size
+        full: list[Piece] = []
+        partial: list[tuple[int, float, float]] = []  # stripe, start within stripe, length
+        pos = offset
+        while pos < end - 1e-9:
+            stripe = int(pos // width)
+            start = pos - stripe * width
+            length = min(width - start, end - pos)
+            if start == 0 and length >= width - 1e-9:
+                for member in range(self.n):
+                    full.append((member, stripe * self.su, self.su))
+            else:
+                partial.append((stripe, start, length))
+            pos += length
+        events = [self._submit("write", _merge(full))] if full else []
+        for stripe, start, length in partial:
+            events.append(self._read_modify_write(stripe, start, length))
+        return join(self.env, events)
+
+    def _read_modify_write(self, stripe: int, start: float, length: float) -> Event:
+        """Read old data and parity of the touched range, then write new data and parity."""
+        k = self.data
+        data: list[Piece] = []
+        lo, hi = self.su, 0.0
+        pos = start
+        while pos < start + length - 1e-9:
+            j = int(pos // self.su)
+            within = pos - j * self.su
+            run = min(self.su - within, start + length - pos)
+            data.append((self._data_member(stripe, j % k), stripe * self.su + within, run))
+            lo, hi = min(lo, within), max(hi, within + run)
+            pos += run
+        parity = [((stripe + p) % self.n, stripe * self.su + lo, hi - lo) for p in range(self.parity)]
+        pieces = _merge(data + parity)
+        done = Event(self.env)
+        reads = self._submit("read", pieces)
+        reads.callbacks.append(lambda _e: self._submit("write", pieces).callbacks.append(lambda _f: done.succeed()))
+        return done

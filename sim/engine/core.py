@@ -1,0 +1,141 @@
+"""Queueing stations on SimPy with as few events per visit as possible.
+
+A :class:`Station` is an FCFS queue with ``servers`` identical servers whose finish times are
+computed at arrival. A :class:`Pool` is a counting semaphore (worker threads, connections).
+:func:`join` waits for several events with a counter instead of SimPy's condition events. Busy time
+is accumulated per station so that utilisation over a window is ``work / (window x servers)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable, Sequence
+
+import simpy
+from simpy.events import Event
+
+
+class Station:
+    """FCFS queue with ``servers`` identical servers, computed at arrival (no events of its own).
+
+    In an FCFS station jobs start in arrival order on the earliest-free server, so a job's finish
+    time is known the moment it arrives: start = max(now, earliest free time), finish = start +
+    service (Lindley's recursion; for c servers the earliest of c free times). ``reserve`` returns
+    that finish time; ``serve`` returns a timeout to it. Exact for FCFS, and a visit costs no event
+    unless the caller waits on it, so a transfer over several hops waits once, for the latest.
+    """
+
+    __slots__ = ("env", "name", "servers", "_free", "_free1", "work", "visits")
+
+    def __init__(self, env: simpy.Environment, name: str, servers: int = 1) -> None:
+        if servers < 1:
+            raise ValueError(f"station {name} needs at least one server")
+        self.env = env
+        self.name = name
+        self.servers = servers
+        self._free1 = 0.0  # single-server fast path
+        self._free = [0.0] * servers  # heap of free times for c > 1
+        self.work = 0.0  # service seconds booked so far
+        self.visits = 0
+
+    def reserve(self, duration: float) -> float:
+        """Book ``duration`` seconds on the earliest-free server; return when it will end."""
+        now = self.env.now
+        self.visits += 1
+        self.work += duration
+        if self.servers == 1:
+            start = self._free1 if self._free1 > now else now
+            self._free1 = start + duration
+            return self._free1
+        earliest = self._free[0]
+        finish = (earliest if earliest > now else now) + duration
+        heapq.heapreplace(self._free, finish)
+        return finish
+
+    def serve(self, duration: float) -> Event:
+        """An event at the end of a service of ``duration`` seconds (after any queueing)."""
+        return self.env.timeout(self.reserve(duration) - self.env.now)
+
+    @property
+    def free_at(self) -> float:
+        """When the earliest server is free (now or later)."""
+        t = self._free1 if self.servers == 1 else self._free[0]
+        return max(t, self.env.now)
+
+    @property
+    def backlog(self) -> float:
+        """Seconds of booked work not yet done on the earliest server."""
+        return self.free_at - self.env.now
+
+
+class Pool:
+    """A counting semaphore: ``acquire()`` returns None when a slot is free, else an event to wait on."""
+
+    __slots__ = ("env", "name", "size", "used", "queue", "held")
+
+    def __init__(self, env: simpy.Environment, name: str, size: int) -> None:
+        self.env = env
+        self.name = name
+        self.size = size
+        self.used = 0
+        self.queue: deque[Event] = deque()
+        self.held = 0.0  # slot-seconds, accumulated on release by callers that track it
+
+    def acquire(self) -> Event | None:
+        """Take a slot now (None) or get an event that fires when one is handed over."""
+        if self.used < self.size:
+            self.used += 1
+            return None
+        waiting = Event(self.env)
+        self.queue.append(waiting)
+        return waiting
+
+    def try_acquire(self) -> bool:
+        """Take a slot if one is free, without queueing."""
+        if self.used < self.size and not self.queue:
+            self.used += 1
+            return True
+        return False
+
+    def release(self) -> None:
+        """Give the slot back, handing it straight to the first waiter."""
+        if self.queue:
+            self.queue.popleft().succeed()
+        else:
+            self.used -= 1
+
+
+def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
+    """An event that fires when all ``events`` have fired (fork-join)."""
+    if len(events) == 1:
+        return events[0]
+    done = Event(env)
+    remaining = [len(events)]
+
+    def arrived(_event: Event) -> None:
+        remaining[0] -= 1
+        if remaining[0] == 0:
+            done.succeed()
+
+    for event in events:
+        if event.processed:
+            arrived(event)
+        else:
+            event.callbacks.append(arrived)
+    return done
+
+
+def after(env: simpy.Environment, first: Event, then: Callable[[], Event]) -> Event:
+    """An event for ``then()`` started when ``first`` fires, without a process (chains stages)."""
+    done = Event(env)
+
+    def start(_event: Event) -> None:
+        second = then()
+        if second.processed:
+            done.succeed()
+        else:
+            second.callbacks.append(lambda _e: done.succeed())
+
+    first.callbacks.append(start)
+    return done

@@ -1,0 +1,35 @@
+"""Counting completed work (bytes or operations) and waking the driver at batch boundaries."""
+
+from __future__ import annotations
+
+import simpy
+from simpy.events import Event
+
+
+class Meter:
+    """Completions of one measured quantity, with an optional wake-up after ``n`` more completions."""
+
+    __slots__ = ("env", "amount", "count", "_target", "_event", "per_thread")
+
+    def __init__(self, env: simpy.Environment, threads: int) -> None:
+        self.env = env
+        self.amount = 0.0
+        self.count = 0
+        self._target = -1
+        self._event: Event | None = None
+        self.per_thread = [0.0] * threads
+
+    def add(self, thread: int, amount: float) -> None:
+        """Record one completed request of ``amount``."""
+        self.amount += amount
+        self.count += 1
+        self.per_thread[thread] += amount
+        if self.count == self._target and self._event is not None:
+            event, self._event = self._event, None
+            event.succeed()
+
+    def after(self, completions: int) -> Event:
+        """An event that fires when ``completions`` more requests have completed."""
+        self._target = self.count + completions
+        self._event = Event(self.env)
+        return self._event

@@ -1,0 +1,243 @@
+"""BeeGFS data path: file striping, target choice, client fork-join, storage servers.
+
+* A file gets ``num_targets`` storage targets at creation, chosen by the metadata service that owns
+  the benchmark directory (one directory, hence one chooser state): ``roundrobin`` takes the next
+  targets in ID order after the last one it gave, ``randomrobin`` the same set shuffled,
+  ``randomized`` one random target from each of ``num_targets`` equal slices of the target ring.
+  Target IDs follow the order the targets are declared in.
+* Offset x of a file is in chunk x // chunk_size, stored on target (chunk mod num_targets) at
+  chunk-file offset (chunk // num_targets) x chunk_size + x mod chunk_size.
+* One call is cut at chunk boundaries; the pieces of one stripe set (at most num_targets pieces)
+  go out in parallel and the thread waits for all before the next set (fork-join).
+* A client node has at most ``conn_max_internode.client`` requests in flight to one service.
+* A storage target has ``workers.storage`` worker threads; a worker holds a request from its
+  arrival to its reply. Each request costs ``beegfs_storage_request_cpu_s`` on a core of the
+  service's NUMA zone. With O_DIRECT the server opens chunk files O_DIRECT: I/O goes to the device.
+  Without O_DIRECT (buffered) it is modelled the same way (long runs on terabytes are device-bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+
+from simpy.events import Event
+
+from sim.config.system import BeeGFSSpec
+from sim.engine.core import Pool, Station, join
+from sim.engine.rng import Stream
+from sim.fs.common import RunContext
+from sim.fs.platform import Hop
+from sim.params import value
+
+
+@dataclass(frozen=True)
+class _Route:
+    network: list[Hop]
+    storage: list[Hop]
+    cpu: Station
+    conn: Pool
+    workers: Pool
+
+
+class BeeGFSFile:
+    """A benchmark file: its stripe targets and where its chunk files start on each target."""
+
+    def __init__(self, targets: list[str], bases: list[float]) -> None:
+        self.targets = targets
+        self.bases = bases
+
+
+class BeeGFSModel:
+    """Runs benchmark threads against a BeeGFS system."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        fs = ctx.system.spec.filesystem
+        assert isinstance(fs, BeeGFSSpec)
+        stripe = ctx.workload.stripe
+        self.chunk = (stripe.chunk_size if stripe and stripe.chunk_size else None) or fs.chunk_size
+        self.num_targets = (stripe.num_targets if stripe and stripe.num_targets else None) or fs.num_targets
+        self.chooser = fs.target_chooser
+        self.conn_limit = fs.conn_max_internode.get("client", 12)
+        self.worker_count = fs.workers.get("storage", 12)
+        self.server_cpu = value("beegfs_storage_request_cpu_s")
+        self.client_cpu = value("beegfs_client_request_cpu_s")
+        self.targets = ctx.system.storage_targets
+        self.service_of = {t: ctx.system.services_of(t)[0] for t in self.targets}
+        self.workers = {t: Pool(ctx.env, f"{t}.workers", self.service_of[t].workers or self.worker_count)
+                        for t in self.targets}
+        self.conns: dict[tuple[str, str], Pool] = {}
+        self.routes: dict[tuple[int, str], _Route] = {}
+        self.file_size = ctx.workload.file_size_for(ctx.threads)
+        self.files = self._create_files()
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def _choose(self, index: int, state: list[int]) -> list[str]:
+        n = len(self.targets)
+        k = min(self.num_targets, n)
+        stream = self.ctx.streams("beegfs.chooser")
+        if self.chooser in ("roundrobin", "randomrobin"):
+            start = state[0]
+            chosen = [self.targets[(start + i) % n] for i in range(k)]
+            state[0] = (start + k) % n
+            if self.chooser == "randomrobin":
+                order = stream.permutation(k)
+                chosen = [chosen[i] for i in order]
+            return chosen
+        if self.chooser == "randominternode":
+            by_server: dict[str, list[str]] = {}
+            for t in self.targets:
+                by_server.setdefault(self.service_of[t].server, []).append(t)
+            servers = list(by_server)
+            first = stream.integer(len(servers))
+            k = min(k, len(servers))
+            return [by_server[servers[(first + i) % len(servers)]][stream.integer(
+                len(by_server[servers[(first + i) % len(servers)]]))] for i in range(k)]
+        # randomized: stratified sampling around the ring from a random start
+        start = stream.integer(n)
+        part = n // k
+        chosen = []
+        for i in range(k):
+            size = part if i < k - 1 else n - part * (k - 1)
+            chosen.append(self.targets[(start + i * part + stream.integer(size)) % n])
+        return chosen
+
+    def _create_files(self) -> list[BeeGFSFile]:
+        state = [0]
+        files = []
+        per_target = self.file_size / self.num_targets
+        for t in range(self.ctx.threads):
+            targets = self._choose(t, state)
+            stream = self.ctx.streams(f"beegfs.file{t}")
+            bases = []
+            for target in targets:
+                capacity = self.ctx.platform.raids[target].capacity
+                room = max(capacity - per_target, 0.0)
+                bases.append(float(int(stream.uniform() * room) // (1 << 20) * (1 << 20)))
+            files.append(BeeGFSFile(targets, bases))
+        return files
+
+    def prefill_caches(self) -> None:
+        """Start controller write caches full, with writes shaped like this workload's pieces."""
+        self.ctx.platform.prefill_caches(min(self.ctx.workload.record_size, self.chunk))
+
+    # -- threads ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start one closed-loop process per benchmark thread."""
+        for t in range(self.ctx.threads):
+            self.ctx.env.process(self._thread(t))
+
+    def _thread(self, t: int) -> Generator[Event, object, None]:
+        ctx = self.ctx
+        env = ctx.env
+        stream = ctx.streams(f"thread{t}")
+        client = ctx.client_of(t)
+        client_hca = ctx.system.client_hcas[client][0]
+        # A client CPU with more cores than threads never queues: its time is a plain delay,
+        # folded into the request's first transfer instead of costing an event.
+        client_cpu = ctx.platform.cpu(client) if ctx.threads_on(client) > ctx.platform.cpu(client).servers else None
+        f = self.files[t]
+        record = ctx.workload.record_size
+        records = max(int(self.file_size // record), 1)
+        position = stream.integer(records) * record  # threads start at different points of their files
+        amount = 1.0 if ctx.random else record
+        yield env.timeout(stream.uniform() * 1e-4)  # break lock-step start
+        while True:
+            if ctx.random:
+                offset = stream.integer(records) * record
+            else:
+                offset = position
+                position = position + record if position + 2 * record <= self.file_size else 0.0
+            cpu_time = stream.exponential(self.client_cpu)
+            if client_cpu is not None:
+                yield client_cpu.serve(cpu_time)
+                cpu_time = 0.0
+            pieces = self._pieces(offset, record)
+            for first in range(0, len(pieces), self.num_targets):
+                batch = pieces[first:first + self.num_targets]
+                if len(batch) == 1:
+                    yield from self._piece(t, client, client_hca, f, *batch[0], stream, cpu_time)
+                else:
+                    yield join(env, [env.process(self._piece(t, client, client_hca, f, *p, stream, cpu_time))
+                                     for p in batch])
+                cpu_time = 0.0
+            ctx.meter.add(t, amount)
+
+    def _pieces(self, offset: float, size: float) -> list[tuple[int, float, float]]:
+        """(stripe index, chunk-file offset, length) of each piece of a call, in file order."""
+        pieces = []
+        end = offset + size
+        pos = offset
+        while pos < end - 1e-9:
+            chunk = int(pos // self.chunk)
+            within = pos - chunk * self.chunk
+            length = min(self.chunk - within, end - pos)
+            index = chunk % self.num_targets
+            pieces.append((index, (chunk // self.num_targets) * self.chunk + within, length))
+            pos += length
+        return pieces
+
+    def _route(self, t: int, client: str, client_hca: str, target: str) -> _Route:
+        """The hops and pools of requests from one thread to one target (computed once)."""
+        key = (t, target)
+        route = self.routes.get(key)
+        if route is None:
+            ctx = self.ctx
+            platform = ctx.platform
+            service = self.service_of[target]
+            zone = service.zone or ctx.system.zone_of.get(service.hcas[0], service.server)
+            conn_key = (client, service.name)
+            conn = self.conns.get(conn_key)
+            if conn is None:
+                conn = self.conns[conn_key] = Pool(ctx.env, f"{client}->{service.name}", self.conn_limit)
+            server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
+            op = ctx.io_op
+            network = platform.network_hops(client_hca, server_hca, op)
+            network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
+            storage = platform.storage_hops(service.server, zone, target, op)
+            route = self.routes[key] = _Route(network, storage, platform.cpu(zone), conn, self.workers[target])
+        return route
+
+    def _storage(self, target: str, op: str, offset: float, size: float, route: _Route) -> Event:
+        """Memory <-> device: the server's PCIe/SAS hops alongside the target I/O."""
+        platform = self.ctx.platform
+        env = self.ctx.env
+        hops_end = platform.transfer_finish(route.storage, size)
+        device_end = platform.target_finish(target, op, offset, size)
+        if device_end is not None:
+            return env.timeout(max(hops_end, device_end) - env.now)
+        return join(env, [env.timeout(hops_end - env.now), platform.target_io(target, op, offset, size)])
+
+    def _piece(self, t: int, client: str, client_hca: str, f: BeeGFSFile, index: int, chunk_offset: float,
+               size: float, stream: Stream, delay: float) -> Generator[Event, object, None]:
+        ctx = self.ctx
+        env = ctx.env
+        platform = ctx.platform
+        target = f.targets[index % len(f.targets)]
+        route = self._route(t, client, client_hca, target)
+        device_offset = f.bases[index % len(f.bases)] + chunk_offset
+        # Request message and reply each cost one network latency; both ride on the data transfer.
+        delay += 2 * platform.latency
+        wait = route.conn.acquire()
+        if wait is not None:
+            yield wait
+        if ctx.io_op == "write":
+            yield platform.transfer(route.network, size, delay)
+            wait = route.workers.acquire()
+            if wait is not None:
+                yield wait
+            yield route.cpu.serve(stream.exponential(self.server_cpu))
+            yield self._storage(target, "write", device_offset, size, route)
+            route.workers.release()
+        else:
+            wait = route.workers.acquire()
+            if wait is not None:
+                yield wait
+            yield route.cpu.serve(stream.exponential(self.server_cpu))
+            yield self._storage(target, "read", device_offset, size, route)
+            yield platform.transfer(route.network, size, delay)
+            route.workers.release()
+        route.conn.release()

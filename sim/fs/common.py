@@ -1,0 +1,48 @@
+"""What both file-system models share: the run context and the thread-to-client placement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import simpy
+
+from sim.config.workload import Workload
+from sim.engine.meter import Meter
+from sim.engine.rng import Streams
+from sim.fs.platform import Platform
+from sim.topology.model import System
+
+
+@dataclass
+class RunContext:
+    """Everything one simulated measurement point needs."""
+
+    env: simpy.Environment
+    system: System
+    platform: Platform
+    streams: Streams
+    workload: Workload
+    op: str  # write, read, random_write, random_read
+    threads: int
+    meter: Meter
+
+    @property
+    def io_op(self) -> str:
+        """'read' or 'write' as the devices see it."""
+        return "write" if self.op.endswith("write") else "read"
+
+    @property
+    def random(self) -> bool:
+        """Random offsets (IOzone -i 2) rather than sequential."""
+        return self.op.startswith("random")
+
+    def client_of(self, thread: int) -> str:
+        """Round-robin placement of benchmark threads over all client nodes, in file order."""
+        clients = self.system.clients
+        return clients[thread % len(clients)]
+
+    def threads_on(self, client: str) -> int:
+        """How many threads share a client node."""
+        clients = self.system.clients
+        index = clients.index(client)
+        return len(range(index, self.threads, len(clients)))

@@ -1,0 +1,222 @@
+"""The simulated hardware of one system: a station for every rated part, a device for every target.
+
+Links, PCIe switches, HBAs and SAS ports are full duplex: each direction is its own FCFS station
+whose service time is bytes / rate. A transfer crosses all its hops at once (cut-through, as RDMA
+and DMA stream through them): it is a fork-join over one visit per hop, so a lone transfer takes
+bytes / (slowest hop) and each hop is busy for the bytes it carries, while concurrent transfers
+queue at whichever hop is loaded. CPUs are multi-server stations with one server per core.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import deque
+
+import simpy
+from simpy.events import Event
+
+from sim.devices.drives import HddDrive, SsdDrive, make_drive
+from sim.devices.me4 import Me4Controller
+from sim.devices.raid import RaidDevice
+from sim.engine.core import Station
+from sim.engine.rng import Streams
+from sim.params import value
+from sim.topology.model import System
+
+Hop = tuple[str, str]  # component, direction ('tx'/'rx' for HCAs, 'up'/'down' inside servers)
+
+
+class Platform:
+    """Stations and devices for a :class:`System` in one SimPy environment."""
+
+    def __init__(self, env: simpy.Environment, system: System, streams: Streams) -> None:
+        self.env = env
+        self.system = system
+        self.streams = streams
+        self.latency = value("network_latency_s")
+        self.stations: dict[str, Station] = {}
+        self.rates: dict[str, float] = {}
+        self.drives: dict[str, SsdDrive | HddDrive] = {}
+        self.raids: dict[str, RaidDevice] = {}
+        self.controllers: dict[str, Me4Controller] = {}
+        self.cpus: dict[str, Station] = {}
+        self._paths: dict[tuple[str, str], list[str]] = {}
+        self._build_devices()
+
+    # -- stations --------------------------------------------------------------------------------
+
+    def station(self, component: str, direction: str) -> Station:
+        """The station of one direction of a rated part (created on first use)."""
+        key = f"{component}.{direction}"
+        station = self.stations.get(key)
+        if station is None:
+            c = self.system.components[component]
+            rate = c.read_Bps or c.write_Bps  # links and buses: the same rate in each direction
+            assert rate, f"{component} has no rate"
+            station = self.stations[key] = Station(self.env, key, 1)
+            self.rates[key] = rate
+        return station
+
+    def cpu(self, zone_or_node: str) -> Station:
+        """The cores of a NUMA zone or a client node."""
+        station = self.cpus.get(zone_or_node)
+        if station is None:
+            cores = self.system.zone_cores.get(zone_or_node) or self.system.client_cores.get(zone_or_node) or 1
+            station = self.cpus[zone_or_node] = Station(self.env, f"{zone_or_node}.cpu", cores)
+            self.stations[station.name] = station
+        return station
+
+    def transfer_finish(self, hops: list[Hop], size: float, latency: float = 0.0) -> float:
+        """When a cut-through transfer over ``hops`` started now ends (``latency`` runs alongside)."""
+        end = self.env.now + latency
+        for component, direction in hops:
+            station = self.station(component, direction)
+            finish = station.reserve(size / self.rates[station.name])
+            if finish > end:
+                end = finish
+        return end
+
+    def target_finish(self, target: str, op: str, offset: float, size: float) -> float | None:
+        """When a target I/O submitted now ends, if computable at submission (SSD RAID 0/1/10)."""
+        raid = self.raids[target]
+        if raid.computable and self.system.groups[target].owner is None:
+            return raid.finish_time(op, offset, size)
+        return None
+
+    def transfer(self, hops: list[Hop], size: float, latency: float = 0.0) -> Event:
+        """Move ``size`` bytes across ``hops`` at once (cut-through); ``latency`` runs alongside.
+
+        Callers fold fixed delays of the same request (message latencies, uncontended CPU time)
+        into ``latency``: one timeout instead of several, the same simulated time.
+        """
+        return self.env.timeout(self.transfer_finish(hops, size, latency) - self.env.now)
+
+    def all_stations(self) -> dict[str, Station]:
+        """Every station whose utilisation is reported, by name."""
+        out = dict(self.stations)
+        for drive in self.drives.values():
+            out[drive.name] = drive.engine
+        for controller in self.controllers.values():
+            for station in controller.stations:
+                out[station.name] = station
+        return out
+
+    def prefill_caches(self, piece: float, stream_name: str = "cache.prefill") -> None:
+        """Fill every ME4 write cache with writes of ``piece`` bytes at random aligned offsets."""
+        stream = self.streams(stream_name)
+        for controller in self.controllers.values():
+            for vdisk, cache in controller.caches.items():
+                slots = max(int(cache.device.capacity // piece), 1)
+                cache.prefill(lambda slots=slots: (stream.integer(slots) * piece, piece))
+                del vdisk
+
+    # -- devices ---------------------------------------------------------------------------------
+
+    def _build_devices(self) -> None:
+        s = self.system
+        for name, part in s.drive_parts.items():
+            self.drives[name] = make_drive(self.env, name, part, self.streams(name))
+        for name, component in s.components.items():
+            if component.kind == "controller":
+                enclosure = name.rsplit(".", 1)[0]
+                n_ctrl = sum(1 for c in s.components if c.startswith(enclosure + ".ctrl") and c.count(".") == 1)
+                iops_read, iops_write = s.enclosure_iops[enclosure]
+                self.controllers[name] = Me4Controller(
+                    self.env, name, component.read_Bps or 0.0, component.write_Bps or 0.0,
+                    iops_read / n_ctrl, iops_write / n_ctrl,
+                )
+        for name, group in s.groups.items():
+            members = [self.drives[m] for m in group.members]
+            raid = self.raids[name] = RaidDevice(self.env, name, group.level, members, group.stripe_unit_B)
+            if group.owner is not None:
+                self.controllers[self._controller_of(group.owner)].attach(name, raid)
+
+    @staticmethod
+    def _controller_of(owner: str) -> str:
+        return owner[: -len(".expansion")] if owner.endswith(".expansion") else owner
+
+    def target_io(self, target: str, op: str, offset: float, size: float) -> Event:
+        """An I/O on a target's device: straight to the RAID group, or through its ME4 controller."""
+        group = self.system.groups[target]
+        if group.owner is None:
+            return self.raids[target].io(op, offset, size)
+        return self.controllers[self._controller_of(group.owner)].io(target, op, offset, size)
+
+    # -- paths -----------------------------------------------------------------------------------
+
+    def switch_path(self, a: str, b: str) -> list[str]:
+        """Inter-switch bundles between switches ``a`` and ``b`` (shortest path)."""
+        key = (a, b)
+        if key not in self._paths:
+            links = self.system.switch_links
+            adjacency: dict[str, list[tuple[str, str]]] = {}
+            for name, (x, y) in links.items():
+                adjacency.setdefault(x, []).append((y, name))
+                adjacency.setdefault(y, []).append((x, name))
+            previous: dict[str, tuple[str, str] | None] = {a: None}
+            todo = deque([a])
+            while todo:
+                here = todo.popleft()
+                for there, link in adjacency.get(here, []):
+                    if there not in previous:
+                        previous[there] = (here, link)
+                        todo.append(there)
+            path: list[str] = []
+            node = b
+            while previous.get(node) is not None:
+                here, link = previous[node]  # type: ignore[misc]
+                path.append(link)
+                node = here
+            if node != a:
+                raise KeyError(f"no path from switch {a} to {b}")
+            self._paths[key] = list(reversed(path))
+        return self._paths[key]
+
+    def pick_server_hca(self, client_hca: str, hcas: tuple[str, ...], index: int) -> str:
+        """A server HCA reachable from ``client_hca``: same switch first, spread by ``index``."""
+        s = self.system
+        switch = s.hca_switch[client_hca]
+        local = [h for h in hcas if s.hca_switch[h] == switch]
+        pool = local or list(hcas)
+        return pool[index % len(pool)]
+
+    def network_hops(self, client_hca: str, server_hca: str, op: str) -> list[Hop]:
+        """Hops of a data transfer between a client HCA and a server HCA (write: to the server)."""
+        s = self.system
+        to_server = op == "write"
+        hops: list[Hop] = [(client_hca, "tx" if to_server else "rx")]
+        for link in self.switch_path(s.hca_switch[client_hca], s.hca_switch[server_hca]):
+            hops.append((link, "tx" if to_server else "rx"))
+        hops.append((server_hca, "rx" if to_server else "tx"))
+        return hops
+
+    def upi_hops(self, zone_a: str, zone_b: str, op: str) -> list[Hop]:
+        """The UPI crossing between two zones of one server, if any."""
+        if zone_a == zone_b or zone_a not in self.system.upi_of:
+            return []
+        return [(self.system.upi_of[zone_a], "down" if op == "write" else "up")]
+
+    def storage_hops(self, server: str, zone: str, target: str, op: str) -> list[Hop]:
+        """Hops from a server zone's memory to a target's device (PCIe switch, or HBA/port/expansion)."""
+        s = self.system
+        group = s.groups[target]
+        direction = "down" if op == "write" else "up"
+        hops: list[Hop] = []
+        if group.owner is None:
+            for up in group.upstream:
+                if s.components[up].kind == "pcie_switch":
+                    hops += self.upi_hops(zone, s.zone_of[up], op)
+                    hops.append((up, direction))
+                elif s.components[up].kind == "numa":
+                    hops += self.upi_hops(zone, up, op)
+            return hops
+        controller = self._controller_of(group.owner)
+        ports = [p for p in s.graph.neighbors(controller)
+                 if s.components[p].kind == "sas_port" and p.startswith(server + ".")]
+        port = ports[zlib.crc32(target.encode()) % len(ports)]  # stable across runs
+        hba = port.rsplit(".", 1)[0]
+        hops += self.upi_hops(zone, s.zone_of[hba], op)
+        hops += [(hba, direction), (port, direction)]
+        if group.owner.endswith(".expansion"):
+            hops.append((group.owner, direction))
+        return hops

@@ -1,0 +1,208 @@
+"""Real IOzone and IOR command lines become workloads; anything pfssim cannot model is a located error."""
+
+from __future__ import annotations
+
+import pytest
+
+from sim.benchmarks.cmdline import (
+    IOR_NO_EFFECT,
+    IOR_NO_EFFECT_WITH_VALUE,
+    IOZONE_NO_EFFECT,
+    IOZONE_NO_EFFECT_WITH_VALUE,
+    LAUNCHER_NO_EFFECT,
+    LAUNCHER_NO_EFFECT_WITH_VALUE,
+    parse_command,
+)
+from sim.errors import WorkloadError
+
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+
+# The BeeGFS HP 2019 sequential command with $Size and $Thread filled in.
+HP_SEQ = "iozone -i 0 -i 1 -c -e -w -r 1m -I -s 8g -t 64 -+n -+m threadlist"
+HP_RANDOM = "iozone -i 2 -w -c -O -I -r 4K -s 8g -t 1024 -+n -+m /path/to/threadlist"
+PIXSTOR_SEQ_WRITE = "./iozone -i0 -c -e -w -r 16M -s 512G -t 16 -+n -+m ./threadlist"
+PIXSTOR_IOR_READ = (
+    "mpirun --allow-run-as-root -np 16 --hostfile my_hosts.16 --mca btl_openib_allow_ib 1 --mca pml ^ucx "
+    "--oversubscribe --prefix /usr/mpi/gcc/openmpi-4.1.2a1 /usr/local/bin/ior -a POSIX -v -i 1 -d 3 -e -k "
+    "-o /mmfs1/perftest/ior/tst.file -r -s 1 -t 16m -b 512G"
+)
+# The high-capacity IOR line as printed, en dash included, with its variables filled in.
+HC_IOR = (
+    "mpirun \u2013-allow-run-as-root -machinefile hosts --map-by node -np 4 ~/bin/ior -w -r -i 3 -t 8m "
+    "-b 768g -g -d 3 -e -E -k -o /work/ior.out -s 1"
+)
+
+
+def _problem(command: str):
+    with pytest.raises(WorkloadError) as info:
+        parse_command(command)
+    problems = info.value.problems
+    assert problems and all(p.file == "--cmd" and p.line is None for p in problems)
+    return problems
+
+
+def test_beegfs_sequential_iozone() -> None:
+    w = parse_command(HP_SEQ, name="hp")
+    assert w.benchmark == "iozone_seq_nn"
+    assert w.ops == ["write", "read"]
+    assert w.record_size == 1 * MiB
+    assert w.file_size == 8 * GiB and w.aggregate_size is None
+    assert w.threads == [64]
+    assert w.direct_io is True and w.fsync is True
+    assert (w.name, w.source, w.command, w.placement) == ("hp", "--cmd", HP_SEQ, "round_robin")
+    assert w.title == "IOzone sequential N-N from --cmd"
+
+
+def test_beegfs_random_iozone() -> None:
+    w = parse_command(HP_RANDOM)
+    assert w.benchmark == "iozone_random_nn"
+    assert w.ops == ["random_write", "random_read"]
+    assert w.record_size == 4 * KiB
+    assert w.threads == [1024]
+    assert w.direct_io is True
+    assert w.fsync is False  # no -e
+    assert w.title == "IOzone random N-N from --cmd"
+
+
+def test_pixstor_glued_test_number_and_no_direct() -> None:
+    w = parse_command(PIXSTOR_SEQ_WRITE)
+    assert w.ops == ["write"]
+    assert w.record_size == 16 * MiB and w.file_size == 512 * GiB
+    assert w.direct_io is False and w.fsync is True
+    assert parse_command(PIXSTOR_SEQ_WRITE.replace("-i0", "-i1")).ops == ["read"]
+    assert parse_command("iozone -i1 -i0 -r 1m -s 1g -t 2").ops == ["write", "read"]  # IOzone's order
+
+
+def test_iozone_plain_numbers_are_kib_and_suffixes_are_binary() -> None:
+    w = parse_command("iozone -i 0 -r 1024 -s 1048576 -t 2")
+    assert w.record_size == MiB and w.file_size == GiB
+    w = parse_command("iozone -i 0 -r 4K -s 2G -t 2")
+    assert w.record_size == 4 * KiB and w.file_size == 2 * GiB
+    w = parse_command("iozone -i 0 -r64k -s3m -t8")  # getopt lets values be glued on
+    assert (w.record_size, w.file_size, w.threads) == (64 * KiB, 3 * MiB, [8])
+
+
+def test_iozone_file_names_follow_the_thread_count() -> None:
+    w = parse_command("iozone -i 0 -t 2 -r 1m -s 64m -I -e -c -w -F /scratch/f1 /scratch/f2")
+    assert w.threads == [2] and w.file_size == 64 * MiB
+
+
+def test_ior_shared_file() -> None:
+    command = "mpirun -np 64 ior -a POSIX -w -r -e -s 1 -t 16m -b 128g -o /mnt/fs/file"
+    w = parse_command(command)
+    assert w.benchmark == "ior_seq_n1"
+    assert w.ops == ["write", "read"]
+    assert w.record_size == 16 * MiB and w.file_size == 128 * GiB
+    assert w.threads == [64]
+    assert w.direct_io is False and w.fsync is True
+    assert w.command == command and w.title == "IOR sequential N-1 (shared file) from --cmd"
+
+
+def test_pixstor_ior_with_launcher_flags() -> None:
+    w = parse_command(PIXSTOR_IOR_READ)
+    assert (w.benchmark, w.ops, w.threads) == ("ior_seq_n1", ["read"], [16])
+    assert w.record_size == 16 * MiB and w.file_size == 512 * GiB
+    assert w.fsync is True and w.direct_io is False
+    assert parse_command(PIXSTOR_IOR_READ.replace(" -r ", " -w ")).ops == ["write"]
+
+
+def test_high_capacity_ior_with_en_dash() -> None:
+    w = parse_command(HC_IOR)
+    assert (w.benchmark, w.ops, w.threads) == ("ior_seq_n1", ["write", "read"], [4])
+    assert w.record_size == 8 * MiB and w.file_size == 768 * GiB
+    assert w.fsync is True and w.direct_io is False
+
+
+def test_ior_file_per_process_segments_and_defaults() -> None:
+    w = parse_command("mpiexec -n 8 ior -F -t 1048576 -b 1g -s 4")
+    assert w.benchmark == "ior_seq_nn"
+    assert w.record_size == MiB  # IOR sizes without a suffix are bytes
+    assert w.file_size == 4 * GiB  # -b x -s per task
+    assert w.ops == ["write", "read"]  # neither -w nor -r: IOR does both
+    assert w.fsync is False
+    assert w.title == "IOR sequential N-N (file per process) from --cmd"
+
+
+@pytest.mark.parametrize("flag", ["-B", "--posix.odirect", "-O useO_DIRECT=1"])
+def test_ior_direct_io(flag: str) -> None:
+    assert parse_command(f"mpirun -np 2 ior -w {flag} -t 1m -b 1g").direct_io is True
+
+
+def test_ior_verbosity_repeats() -> None:
+    assert parse_command("mpirun --np 2 ior -vv -v -w -t 1m -b 1g -O summaryFormat=JSON").threads == [2]
+
+
+@pytest.mark.parametrize(
+    ("command", "path", "fragment"),
+    [
+        ("iozone -i 0 -r 1m -s 1g -t 2 -x", "-x", "stonewall"),
+        ("iozone -i 0 -i 2 -r 4k -s 1g -t 2", "-i", "two benchmarks"),
+        ("iozone -i 0 -r 4k -s 1g", "-t", "missing -t"),
+        ("iozone -r 4k -s 1g -t 2", "-i", "no test selected"),
+        ("iozone -i 3 -r 4k -s 1g -t 2", "-i", "not modelled"),
+        ("iozone -i 0 -a -r 4k -s 1g -t 2", "-a", "unsupported flag -a"),
+        ("iozone -i 0 -r 4k -s 1.5g -t 2", "-s", "cannot read '1.5g'"),
+        ("iozone -i 0 -r 4k -s 1g -t 0", "-t", "at least 1"),
+        ("iozone -i 0 -r 4k -s 1g -t 2 -t 4", "-t", "given twice"),
+        ("iozone -i 0 -r 2m -s 1m -t 2", "-r", "larger than the file size"),
+        ("iozone -i 0 -F a b -r 4k -s 1g -t 2", "-F", "put -t before -F"),
+        ("iozone -i 0 -r 4k -s 1g -t 2 -+m", "-+m", "needs a value"),
+        ("mpirun -np 2 ior -w -Y -t 1m -b 1g", "-Y", "fsync after every write"),
+        ("mpirun -np 2 ior -w -z -t 1m -b 1g", "-z", "random offsets"),
+        ("mpirun -np 2 ior -a MPIIO -w -t 1m -b 1g", "-a", "MPIIO"),
+        ("mpirun -np 2 ior -w -D 30 -t 1m -b 1g", "-D", "unsupported flag -D"),
+        ("mpirun -np 2 ior -w -t 3m -b 4m", "-b", "multiple of the transfer size"),
+        ("mpirun -np 2 ior -w -b 4m", "-t", "missing -t"),
+        ("mpirun -np 2 ior -w -t 1m -b 1g -O useO_DIRECT=yes", "-O", "unsupported IOR option"),
+        ("ior -w -t 1m -b 1g", "-np", "MPI launcher"),
+        ("mpirun --map-by node ior -w -t 1m -b 1g", "-np", "no -np"),
+        ("mpirun -np 2 --bind-to core ior -w -t 1m -b 1g", "--bind-to", "unsupported mpirun flag"),
+        ("mpirun -np 2 --map-by slot ior -w -t 1m -b 1g", "--map-by", "round robin"),
+        ("mpirun -np 2 \u2013map-by node ior -w -t 1m -b 1g", "\u2013map-by", "unsupported mpirun flag"),
+        ("mpirun -np 2 mdtest -F", "mdtest", "expected the ior executable"),
+        ("fio --rw=read", "fio", "not 'fio'"),
+        ("iozone -i 0 -r 1m -s 1g -t 2 'unclosed", "", "quotes"),
+        ("", "", "empty"),
+    ],
+)
+def test_bad_commands_name_the_flag(command: str, path: str, fragment: str) -> None:
+    problems = _problem(command)
+    assert problems[0].path == path
+    assert fragment in problems[0].message, problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("command", "paths"),
+    [
+        ("iozone -i 0 -i 1 -c -e -w -r 1m -I -s $Size -t $Thread -+n -+m threadlist", ["-s", "-t"]),
+        ("./iozone -i0 -c -e -w -r 16M -s ${FileSize}G -t 8 -+n", ["-s"]),
+        ("mpirun -np $threads ior -w -t 8m -b 1g -o $working_dir/ior.out", ["-np", "-o"]),
+    ],
+)
+def test_every_placeholder_is_reported(command: str, paths: list[str]) -> None:
+    problems = _problem(command)
+    assert [p.path for p in problems] == paths
+    assert all("substitute" in p.message for p in problems)
+
+
+def test_accepted_flags_parse_and_say_why() -> None:
+    tables = [IOZONE_NO_EFFECT, IOZONE_NO_EFFECT_WITH_VALUE, IOR_NO_EFFECT, IOR_NO_EFFECT_WITH_VALUE]
+    tables += [LAUNCHER_NO_EFFECT, LAUNCHER_NO_EFFECT_WITH_VALUE]
+    assert all(reason.strip() for table in tables for reason in table.values())
+    base = parse_command("iozone -i 0 -r 1m -s 1g -t 2")
+    for flag in IOZONE_NO_EFFECT:
+        assert parse_command(f"iozone -i 0 -r 1m -s 1g -t 2 {flag}").model_dump(exclude={"command"}) == base.model_dump(
+            exclude={"command"}
+        )
+    for flag in IOZONE_NO_EFFECT_WITH_VALUE:
+        assert parse_command(f"iozone -i 0 {flag} x -r 1m -s 1g -t 2").threads == [2]
+    ior = parse_command("mpirun -np 2 ior -w -t 1m -b 1g")
+    for flag in IOR_NO_EFFECT:
+        other = parse_command(f"mpirun -np 2 ior -w {flag} -t 1m -b 1g")
+        assert other.model_dump(exclude={"command"}) == ior.model_dump(exclude={"command"})
+    for flag in IOR_NO_EFFECT_WITH_VALUE:
+        assert parse_command(f"mpirun -np 2 ior -w {flag} 3 -t 1m -b 1g").ops == ["write"]
+    for flag in LAUNCHER_NO_EFFECT:
+        assert parse_command(f"mpirun {flag} -np 2 ior -w -t 1m -b 1g").threads == [2]
+    for flag in LAUNCHER_NO_EFFECT_WITH_VALUE:
+        assert parse_command(f"mpirun {flag} v -np 2 ior -w -t 1m -b 1g").threads == [2]

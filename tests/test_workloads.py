@@ -1,0 +1,201 @@
+"""Shipped workload files load, hold the documents' values, and bad workload YAML gives located problems."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sim.benchmarks.cmdline import parse_command
+from sim.benchmarks.workloads import find_workload, is_workload_file, load_workload, workload_dir
+from sim.errors import WorkloadError
+from tests.conftest import ROOT
+
+KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
+POWERS = [2**k for k in range(11)]  # 1 .. 1024
+
+WORKLOAD_FILES = sorted((ROOT / "workloads").glob("*.yaml"))
+
+# name: (benchmark, ops, record, direct, fsync, aggregate, file size, threads)
+EXPECTED = {
+    "beegfs-hp-iozone-seq": ("iozone_seq_nn", ["write", "read"], MiB, True, True, 8e12, None, POWERS),
+    "beegfs-hp-iozone-random": (
+        "iozone_random_nn",
+        ["random_write", "random_read"],
+        4 * KiB,
+        True,
+        False,
+        8e12,
+        None,
+        POWERS[2:],
+    ),
+    "beegfs-hc-iozone-seq": ("iozone_seq_nn", ["write", "read"], MiB, True, True, 8e12, None, POWERS[:10]),
+    "beegfs-hc-iozone-random": (
+        "iozone_random_nn",
+        ["random_write", "random_read"],
+        4 * KiB,
+        True,
+        False,
+        8e12,
+        None,
+        POWERS[4:10],
+    ),
+    "beegfs-hc-ior-n1": ("ior_seq_n1", ["write", "read"], 8 * MiB, False, True, 6 * TiB, None, POWERS[:10]),
+    "pixstor-iozone-seq": ("iozone_seq_nn", ["write", "read"], 16 * MiB, False, True, 8 * TiB, None, POWERS),
+    "pixstor-ior-n1": ("ior_seq_n1", ["write", "read"], 16 * MiB, False, True, 8 * TiB, None, POWERS[:10]),
+    "pixstor-iozone-random": (
+        "iozone_random_nn",
+        ["random_write", "random_read"],
+        4 * KiB,
+        False,
+        False,
+        None,
+        32 * GiB,
+        POWERS[:10],
+    ),
+}
+
+GOOD = """\
+name: {name}
+title: a test workload
+source: written by a test
+benchmark: iozone_seq_nn
+ops: [write, read]
+record_size: 1 MiB
+direct_io: true
+file_size: 1 GiB
+threads: [1, 2]
+"""
+
+
+def test_workload_dir_is_the_repository_folder() -> None:
+    assert workload_dir() == ROOT / "workloads"
+    assert {p.stem for p in WORKLOAD_FILES} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("path", WORKLOAD_FILES, ids=lambda p: p.stem)
+def test_shipped_workload_loads(path: Path) -> None:
+    workload = load_workload(path)
+    assert workload.name == path.stem
+    assert is_workload_file(path)
+    benchmark, ops, record, direct, fsync, aggregate, file_size, threads = EXPECTED[path.stem]
+    assert workload.benchmark == benchmark
+    assert workload.ops == ops
+    assert workload.record_size == record
+    assert (workload.direct_io, workload.fsync) == (direct, fsync)
+    assert (workload.aggregate_size, workload.file_size) == (aggregate, file_size)
+    if path.stem == "beegfs-hc-iozone-seq":
+        # 768 GB per thread below 16 threads, 8 TB split from 16 on
+        assert [workload.file_size_for(n) for n in (1, 8, 16, 512)] == [768e9, 768e9, 500e9, 8e12 / 512]
+    elif path.stem == "beegfs-hc-ior-n1":
+        assert [workload.file_size_for(n) for n in (1, 4, 8, 512)] == [768 * 2**30] * 3 + [6 * 2**40 / 512]
+    else:
+        assert workload.max_file_size is None
+    assert workload.threads == threads
+    assert workload.placement == "round_robin"
+
+
+def test_stripe_overrides() -> None:
+    for name in ("beegfs-hc-iozone-seq", "beegfs-hc-iozone-random"):
+        stripe = find_workload(name).stripe
+        assert stripe is not None and (stripe.num_targets, stripe.chunk_size) == (1, MiB)
+    stripe = find_workload("beegfs-hc-ior-n1").stripe
+    assert stripe is not None and (stripe.num_targets, stripe.chunk_size) == (32, None)
+    assert find_workload("beegfs-hp-iozone-seq").stripe is None
+
+
+def test_sizes_follow_the_documents_rules() -> None:
+    pixstor = find_workload("pixstor-iozone-seq")
+    assert all(pixstor.file_size_for(t) == 8192 * GiB / t for t in pixstor.threads)  # ${FileSize} = 8192 / Threads
+    hc = find_workload("beegfs-hc-iozone-seq")
+    assert hc.file_size_for(16) == 500e9 and hc.file_size_for(512) == 8e12 / 512  # 8 TB split from 16 threads on
+    ior = find_workload("beegfs-hc-ior-n1")
+    assert ior.file_size_for(8) == 768 * GiB  # the document's two rules meet at 8 tasks
+    assert find_workload("pixstor-iozone-random").file_size_for(512) == 32 * GiB
+
+
+def _substituted(line: str) -> str:
+    """Fill in the document's shell variables: thread counts, sizes (GiB where a G follows) and paths."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match[1].lower()
+        if "thread" in name:
+            return "64"
+        if "size" in name:
+            return "64" if match[2] else "64g"
+        return "placeholder"
+
+    return re.sub(r"\$\{?(\w+)\}?(G?)", lambda m: value(m) + m[2], line)
+
+
+@pytest.mark.parametrize("path", WORKLOAD_FILES, ids=lambda p: p.stem)
+def test_command_matches_the_fields(path: Path) -> None:
+    workload = load_workload(path)
+    if workload.command is None:
+        pytest.skip("the document's command line is not available")
+    parsed = [parse_command(_substituted(line)) for line in workload.command.splitlines()]
+    assert {p.benchmark for p in parsed} == {workload.benchmark}
+    assert sorted(op for p in parsed for op in p.ops) == sorted(workload.ops)
+    for p in parsed:
+        assert p.record_size == workload.record_size
+        assert (p.direct_io, p.fsync) == (workload.direct_io, workload.fsync)
+
+
+def test_find_by_path_and_unknown_name(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(GOOD.format(name="mine"))
+    assert find_workload(str(path)).name == "mine"
+    with pytest.raises(WorkloadError) as info:
+        find_workload("no-such-workload")
+    (problem,) = info.value.problems
+    assert "unknown workload 'no-such-workload'" in problem.message
+    assert "beegfs-hp-iozone-seq" in problem.message and "pixstor-ior-n1" in problem.message
+
+
+def test_is_workload_file_rejects_topologies_and_bad_yaml(tmp_path: Path) -> None:
+    assert not is_workload_file(ROOT / "topologies" / "beegfs-edr-2019.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("benchmark: [iozone\n")
+    assert not is_workload_file(bad)
+    assert not is_workload_file(tmp_path / "missing.yaml")
+
+
+def _line_of(text: str, fragment: str) -> int:
+    return text[: text.index(fragment)].count("\n") + 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path", "fragment", "marker"),
+    [
+        ("record_size: 1 MiB", "record_size: 1 MiB\nrecrod_size: 1 MiB", "recrod_size", "unknown key", "recrod_size"),
+        ("record_size: 1 MiB", "record_size: 1048576", "record_size", "has no unit", "record_size"),
+        ("file_size: 1 GiB", "file_size: 1 GiB\naggregate_size: 8 TB", "aggregate_size", "exactly one", "aggregate"),
+        ("threads: [1, 2]", "threads: [2, 1]", "threads", "increasing", "threads"),
+        ("ops: [write, read]", "ops: [write, random_read]", "ops", "write / read only", "ops"),
+        ("name: {name}", "name: other", "name", "differs from the file name", "name:"),
+        ("benchmark: iozone_seq_nn", "benchmark: fio", "benchmark", "fio", "benchmark"),
+    ],
+)
+def test_bad_workload_is_located(tmp_path: Path, old: str, new: str, path: str, fragment: str, marker: str) -> None:
+    assert old in GOOD
+    text = GOOD.replace(old, new).format(name="bad")
+    file = tmp_path / "bad.yaml"
+    file.write_text(text)
+    with pytest.raises(WorkloadError) as info:
+        load_workload(file)
+    hits = [p for p in info.value.problems if fragment in p.message]
+    assert hits, info.value.problems
+    problem = hits[0]
+    assert problem.file == str(file)
+    assert problem.path == path
+    assert problem.line == _line_of(text, marker)
+
+
+def test_malformed_workload_is_a_workload_error(tmp_path: Path) -> None:
+    file = tmp_path / "broken.yaml"
+    file.write_text("name: broken\nops: [write\n")
+    with pytest.raises(WorkloadError) as info:
+        load_workload(file)
+    assert info.value.problems[0].file == str(file)
+    assert "malformed YAML" in info.value.problems[0].message
