@@ -81,6 +81,14 @@ _PARAMETERS = [
     ),
 ]
 
+_PARAMETERS.append(
+    Parameter(
+        "client_memcpy_Bps", 10e9, "B/s",
+        "rate at which a client copies a cached record out of the GPFS pagepool",
+        "[ASSUMED] one core's memcpy bandwidth on a 2019 Xeon (order of 10 GB/s)",
+    )
+)
+
 PARAMETERS: dict[str, Parameter] = {p.name: p for p in _PARAMETERS}
 
 

@@ -41,6 +41,7 @@ class Precision:
     warmup_per_thread: int = 2
     min_warmup: int = 200
     min_batch: int = 100
+    max_requests: int = 60_000  # a budget per point; the interval reports what it bought
 
 
 @dataclass
@@ -82,7 +83,6 @@ class PointResult:
             "batches": self.batches,
             "simulated_requests": self.requests,
             "simulated_seconds": self.simulated_s,
-            "wall_seconds": self.wall_s,
             "utilization": self.utilization,
         }
 
@@ -119,10 +119,11 @@ def run_point(
         except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
             raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
 
-    advance(max(precision.min_warmup, precision.warmup_per_thread * threads))
+    advance(max(precision.min_warmup, precision.warmup_per_thread * threads, 2 * model.outstanding()))
     t0, amount0, count0 = env.now, meter.amount, meter.count
     work0 = {name: station.work for name, station in platform.all_stations().items()}
-    batch = max(precision.min_batch, threads)
+    # A batch must span several "generations" of the requests in flight, or batches correlate.
+    batch = max(precision.min_batch, threads, 2 * model.outstanding())
     amounts: list[float] = []
     durations: list[float] = []
     estimate = batch_estimate([1.0], [1.0])
@@ -132,7 +133,9 @@ def run_point(
         amounts.append(meter.amount - before_a)
         durations.append(env.now - before_t)
         estimate = batch_estimate(amounts, durations)
-        if len(amounts) >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
+        if len(amounts) >= precision.min_batches and (
+            estimate.rel_half_width <= precision.rel_precision or meter.count - count0 >= precision.max_requests
+        ):
             break
     window = env.now - t0
     utilization = {}

@@ -33,9 +33,33 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("topology", type=Path, help="a topology YAML file")
     show.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
-    validate = commands.add_parser("validate", help="check topology files; exit 2 listing every problem")
-    validate.add_argument("files", type=Path, nargs="+", help="topology YAML files")
+    validate = commands.add_parser("validate", help="check topology and workload files; exit 2 listing every problem")
+    validate.add_argument("files", type=Path, nargs="+", help="topology or workload YAML files")
+
+    run = commands.add_parser("run", help="simulate benchmarks on a topology and predict their curves")
+    run.add_argument("topology", type=Path, help="a topology YAML file")
+    run.add_argument("--workload", action="append", default=[], metavar="NAME|FILE",
+                     help="a workload from workloads/ or a workload file (repeatable; default: the topology's suite)")
+    run.add_argument("--cmd", action="append", default=[], metavar="COMMAND",
+                     help="a real iozone or mpirun ... ior command line (repeatable)")
+    run.add_argument("--threads", type=_thread_list, metavar="LIST",
+                     help="comma-separated thread counts replacing every selected workload's")
+    run.add_argument("--seed", type=int, default=1, help="master random seed (default 1)")
+    run.add_argument("--precision", type=float, default=0.02,
+                     help="target relative half-width of the 95%% interval (default 0.02)")
+    run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
+    run.add_argument("--plot", type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
     return parser
+
+
+def _thread_list(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError("thread counts must be positive integers")
+    return sorted(set(values))
 
 
 def _print_problems(problems: Sequence[Problem], stream: object = None) -> None:
@@ -60,12 +84,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``pfssim validate``: every file is checked; all problems are listed."""
+    from sim.benchmarks.suite import default_workloads
+    from sim.benchmarks.workloads import is_workload_file, load_workload
     from sim.topology.build import load_system
 
     failed = 0
     for path in args.files:
         try:
-            load_system(path)
+            if is_workload_file(path):
+                load_workload(path)
+            else:
+                default_workloads(load_system(path))
         except PfssimError as exc:
             failed += 1
             problems = getattr(exc, "problems", None) or [Problem(str(path), None, "", str(exc))]
@@ -75,10 +104,53 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_BAD_INPUT if failed else EXIT_OK
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """``pfssim run``: resolve inputs (all errors before any simulation), simulate, render."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from sim.benchmarks.cmdline import parse_command
+    from sim.benchmarks.driver import Precision
+    from sim.benchmarks.suite import default_workloads, run_suite
+    from sim.benchmarks.workloads import find_workload
+    from sim.report.plot import check_plot_path, write_plot
+    from sim.report.run import render_run
+    from sim.topology.build import load_system
+
+    system = load_system(args.topology)
+    workloads = [find_workload(w) for w in args.workload]
+    workloads += [parse_command(c, name=f"cmd{i + 1}") for i, c in enumerate(args.cmd)]
+    if not workloads:
+        workloads = default_workloads(system)
+    if args.threads:
+        workloads = [w.with_threads(args.threads) for w in workloads]
+    if args.plot is not None:
+        check_plot_path(args.plot)
+    if not 0 < args.precision < 1:
+        raise PfssimError("--precision must be between 0 and 1")
+    total = sum(len(w.ops) * len(w.threads) for w in workloads)
+    stderr = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=stderr, transient=True, disable=not stderr.is_terminal) as progress:
+        task = progress.add_task(f"simulating {system.name}", total=total)
+
+        def advance(point: object) -> None:
+            progress.update(task, advance=1, description=f"{getattr(point, 'workload', '')} "
+                                                           f"{getattr(point, 'op', '')} {getattr(point, 'threads', '')}")
+
+        result = run_suite(system, workloads, args.seed, Precision(rel_precision=args.precision), advance)
+    if args.plot is not None:
+        write_plot(result, args.plot)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        render_run(result, Console())
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pfssim`` console script."""
     args = _parser().parse_args(argv)
-    handlers = {"show": cmd_show, "validate": cmd_validate}
+    handlers = {"show": cmd_show, "validate": cmd_validate, "run": cmd_run}
     try:
         return handlers[args.command](args)
     except PfssimError as exc:

@@ -29,6 +29,8 @@ class Workload(Model):
 
     Sizes: give ``file_size`` (bytes per thread, IOzone ``-s`` / IOR ``-b`` x ``-s``) or
     ``aggregate_size`` (split evenly over the threads, as the Dell documents do).
+    ``gpfs_pagepool_client`` is the client pagepool the run was made with, when the document set
+    it for this benchmark (PixStor's random test: 16 GiB instead of the sequential tests' 32 GiB).
     ``max_file_size`` caps the bytes per thread (the high-capacity runs: 768 GB per thread when
     the aggregate split over few threads would exceed it).
     """
@@ -48,6 +50,7 @@ class Workload(Model):
     threads: list[Count] = Field(min_length=1)
     placement: Literal["round_robin"] = "round_robin"
     stripe: StripeOverride | None = None
+    gpfs_pagepool_client: Size | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:

@@ -119,6 +119,10 @@ class BeeGFSModel:
             files.append(BeeGFSFile(targets, bases))
         return files
 
+    def outstanding(self) -> int:
+        """Requests the threads keep in flight at most (sizes the measurement batches)."""
+        return self.ctx.threads
+
     def prefill_caches(self) -> None:
         """Start controller write caches full, with writes shaped like this workload's pieces."""
         self.ctx.platform.prefill_caches(min(self.ctx.workload.record_size, self.chunk))

@@ -1,0 +1,40 @@
+"""Running a set of workloads on a system: the library call behind ``pfssim run``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from sim.benchmarks.driver import PointResult, Precision, run_workload
+from sim.benchmarks.result import RunResult
+from sim.benchmarks.workloads import find_workload
+from sim.config.workload import Workload
+from sim.errors import Problem, WorkloadError
+from sim.topology.model import System
+
+
+def default_workloads(system: System) -> list[Workload]:
+    """The benchmarks the system's document ran (its ``benchmarks`` list)."""
+    workloads = []
+    problems = []
+    for i, name in enumerate(system.spec.benchmarks):
+        try:
+            workloads.append(find_workload(name))
+        except WorkloadError as exc:
+            problems += [Problem(system.file, None, f"benchmarks[{i}]", p.message) for p in exc.problems]
+    if problems:
+        raise WorkloadError(problems)
+    return workloads
+
+
+def run_suite(
+    system: System, workloads: list[Workload], seed: int = 1, precision: Precision = Precision(),
+    progress: Callable[[PointResult], None] | None = None,
+) -> RunResult:
+    """Every point of every workload, with timing."""
+    started = time.perf_counter()
+    result = RunResult(system, workloads, seed, precision)
+    for workload in workloads:
+        result.points += run_workload(system, workload, seed, precision, progress)
+    result.wall_s = time.perf_counter() - started
+    return result

@@ -1,0 +1,173 @@
+"""Spectrum Scale (GPFS) data path: blocks over NSDs, NSD servers, pagepool write-behind and prefetch.
+
+* Block i of a file lives on data NSD (start + i) mod D, start random per file (round robin over
+  all NSDs of the pool). With ``scattered`` allocation the block's place on the LUN is random;
+  with ``cluster`` a file's blocks on one NSD are consecutive.
+* A block (or a smaller record's part of one) is one NSD request to the LUN's primary NSD server:
+  the client's transfer to that server's HCA, an NSD worker thread, ``gpfs_nsd_block_cpu_s`` of
+  CPU on the receiving zone, then the server's HBA/SAS path and the ME4 controller.
+* Buffered I/O goes through the client's pagepool: sequential reads are prefetched and writes
+  (sequential or random) written behind, several block requests in flight per stream, at most
+  ``gpfs_prefetch_threads`` per client node. Random reads are synchronous; a read hits the
+  pagepool with probability (the node's pagepool share of this stream) / (file size), and a hit
+  costs a memory copy. O_DIRECT bypasses the pagepool: one record at a time, its blocks in
+  parallel.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Generator
+
+from simpy.events import Event
+
+from sim.config.system import GpfsSpec
+from sim.engine.core import Pool, join
+from sim.engine.rng import Stream
+from sim.fs.common import RunContext
+from sim.params import value
+
+
+class GpfsModel:
+    """Runs benchmark threads against a GPFS system."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        fs = ctx.system.spec.filesystem
+        assert isinstance(fs, GpfsSpec)
+        self.fs = fs
+        self.block = fs.block_size
+        self.nsds = ctx.system.storage_targets
+        self.server_of = {n: ctx.system.services_of(n)[0] for n in self.nsds}
+        self.threads_pool = {s.name: Pool(ctx.env, f"{s.name}.threads", int(value("gpfs_nsd_threads")))
+                             for s in ctx.system.services.values()}
+        self.node_slots = {c: Pool(ctx.env, f"{c}.prefetch", int(value("gpfs_prefetch_threads")))
+                           for c in ctx.system.clients}
+        self.nsd_cpu = value("gpfs_nsd_block_cpu_s")
+        self.file_size = ctx.workload.file_size_for(ctx.threads)
+        self.record = ctx.workload.record_size
+        self.unit = min(self.record, self.block)
+        self.starts = [ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)]
+        self.routes: dict[tuple[str, str], tuple[list, list, str, object]] = {}
+
+    def outstanding(self) -> int:
+        """Requests the threads keep in flight at most (sizes the measurement batches)."""
+        if self.ctx.workload.direct_io:
+            return self.ctx.threads * max(int(self.record // self.unit), 1)
+        if self.ctx.op == "random_read":
+            return self.ctx.threads
+        cap = int(value("gpfs_prefetch_threads"))
+        return sum(min(self.ctx.threads_on(c) * cap, cap) for c in self.ctx.system.clients)
+
+    def prefill_caches(self) -> None:
+        """Controller write caches start full of writes the size of this workload's NSD requests."""
+        self.ctx.platform.prefill_caches(self.unit)
+
+    def start(self) -> None:
+        """One process per benchmark thread."""
+        for t in range(self.ctx.threads):
+            self.ctx.env.process(self._thread(t))
+
+    # -- per-thread I/O sequence -------------------------------------------------------------------
+
+    def _units(self, t: int, stream: Stream) -> Generator[tuple[str, float, float], None, None]:
+        """Endless (nsd, offset on the LUN, size) of a thread's requests, in issue order."""
+        units_per_file = max(int(self.file_size // self.unit), 1)
+        position = stream.integer(units_per_file)
+        d = len(self.nsds)
+        while True:
+            index = stream.integer(units_per_file) if self.ctx.random else position
+            position = (position + 1) % units_per_file
+            byte = index * self.unit
+            block = int(byte // self.block)
+            nsd = self.nsds[(self.starts[t] + block) % d]
+            capacity = self.ctx.platform.raids[nsd].capacity
+            within = byte - block * self.block
+            if self.fs.allocation == "scattered":
+                slot = stream.integer(max(int(capacity // self.block), 1))
+            else:
+                slot = (t * 7919 + block // d) % max(int(capacity // self.block), 1)
+            yield nsd, slot * self.block + within, self.unit
+
+    def _thread(self, t: int) -> Generator[Event, object, None]:
+        ctx = self.ctx
+        env = ctx.env
+        stream = ctx.streams(f"thread{t}")
+        client = ctx.client_of(t)
+        units = self._units(t, stream)
+        amount = 1.0 if ctx.random else self.unit
+        yield env.timeout(stream.uniform() * 1e-4)
+        if ctx.workload.direct_io:
+            per_record = max(int(self.record // self.unit), 1)
+            while True:
+                events = [env.process(self._request(t, client, *next(units), stream)) for _ in range(per_record)]
+                yield join(env, events)
+                ctx.meter.add(t, 1.0 if ctx.random else self.record)
+        elif ctx.op == "random_read":
+            pagepool = ctx.workload.gpfs_pagepool_client or self.fs.pagepool.client
+            share = pagepool / ctx.threads_on(client)
+            hit = min(1.0, share / self.file_size)
+            copy = self.unit / value("client_memcpy_Bps")
+            while True:
+                nsd, offset, size = next(units)
+                if stream.uniform() < hit:
+                    yield env.timeout(copy)
+                else:
+                    yield from self._request(t, client, nsd, offset, size, stream)
+                ctx.meter.add(t, amount)
+        else:
+            slots = self.node_slots[client]
+            inflight: deque[Event] = deque()
+            while True:
+                while True:
+                    if slots.try_acquire():
+                        inflight.append(env.process(self._request(t, client, *next(units), stream)))
+                    elif not inflight:
+                        wait = slots.acquire()
+                        if wait is not None:
+                            yield wait
+                        inflight.append(env.process(self._request(t, client, *next(units), stream)))
+                    else:
+                        break
+                yield inflight.popleft()
+                slots.release()
+                ctx.meter.add(t, amount)
+
+    # -- one NSD request -------------------------------------------------------------------------
+
+    def _route(self, t: int, client: str, nsd: str) -> tuple[list, list, str, object]:
+        key = (client, nsd)
+        route = self.routes.get(key)
+        if route is None:
+            ctx = self.ctx
+            platform = ctx.platform
+            service = self.server_of[nsd]
+            client_hca = ctx.system.client_hcas[client][0]
+            server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
+            zone = ctx.system.zone_of[server_hca]
+            op = ctx.io_op
+            network = platform.network_hops(client_hca, server_hca, op)
+            storage = platform.storage_hops(service.server, zone, nsd, op)
+            route = self.routes[key] = (network, storage, zone, self.threads_pool[service.name])
+        return route
+
+    def _request(self, t: int, client: str, nsd: str, offset: float, size: float,
+                 stream: Stream) -> Generator[Event, object, None]:
+        ctx = self.ctx
+        env = ctx.env
+        platform = ctx.platform
+        network, storage, zone, pool = self._route(t, client, nsd)
+        assert isinstance(pool, Pool)
+        latency = 2 * platform.latency
+        op = ctx.io_op
+        if op == "write":
+            yield platform.transfer(network, size, latency)
+        wait = pool.acquire()
+        if wait is not None:
+            yield wait
+        yield platform.cpu(zone).serve(stream.exponential(self.nsd_cpu))
+        hops_end = platform.transfer_finish(storage, size)
+        yield join(env, [env.timeout(hops_end - env.now), platform.target_io(nsd, op, offset, size)])
+        if op == "read":
+            yield platform.transfer(network, size, latency)
+        pool.release()

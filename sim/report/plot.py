@@ -1,0 +1,55 @@
+"""Curves of a run (value against threads, with the 95% band), written as PNG or SVG."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from sim.benchmarks.result import RunResult
+from sim.errors import Problem, WorkloadError
+
+FORMATS = {".png": "png", ".svg": "svg"}
+
+
+def check_plot_path(path: Path) -> None:
+    """Refuse an unsupported extension before any simulation runs."""
+    if path.suffix.lower() not in FORMATS:
+        raise WorkloadError([Problem(str(path), None, "--plot", "the plot file must end in .png or .svg")])
+
+
+def write_plot(result: RunResult, path: Path) -> None:
+    """One panel per workload; written to a temporary file first, then renamed (never half a file)."""
+    check_plot_path(path)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workloads = result.workloads
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(7, 3.6 * len(workloads)), squeeze=False)
+    for ax, workload in zip(axes[:, 0], workloads, strict=True):
+        for op in workload.ops:
+            curve = result.curve(workload.name, op)
+            if not curve:
+                continue
+            scale, unit = (1e9, "GB/s") if curve[0].unit == "B/s" else (1e3, "K op/s")
+            x = [p.threads for p in curve]
+            ax.plot(x, [p.value / scale for p in curve], marker="o", label=op)
+            ax.fill_between(x, [p.ci_low / scale for p in curve], [p.ci_high / scale for p in curve], alpha=0.2)
+            ax.set_ylabel(unit)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("threads")
+        ax.set_title(f"{result.system.name}: {workload.name}")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fd, tmp = tempfile.mkstemp(suffix=path.suffix, dir=str(path.parent.resolve()))
+    os.close(fd)
+    try:
+        fig.savefig(tmp, format=FORMATS[path.suffix.lower()])
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if os.path.exists(tmp):
+            os.unlink(tmp)

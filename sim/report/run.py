@@ -1,0 +1,40 @@
+"""Rich tables of ``pfssim run`` results: one per workload, a row per point."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from sim.benchmarks.result import RunResult
+from sim.config.units import Dimension, format_quantity
+
+
+def format_value(value: float, unit: str) -> str:
+    """GB/s for bandwidth, K/M IOPS or op/s for operation rates."""
+    if unit == "B/s":
+        return format_quantity(value, Dimension.BANDWIDTH)
+    return format_quantity(value, Dimension.IOPS)
+
+
+def render_run(result: RunResult, console: Console) -> None:
+    """Print one table per workload."""
+    for workload in result.workloads:
+        table = Table(title=f"{result.system.name}: {workload.name} ({workload.benchmark})")
+        table.add_column("op")
+        table.add_column("threads", justify="right")
+        table.add_column("predicted", justify="right")
+        table.add_column("95% CI", justify="right")
+        table.add_column("bottleneck")
+        table.add_column("util.", justify="right")
+        for op in workload.ops:
+            for point in result.curve(workload.name, op):
+                half = (point.ci_high - point.ci_low) / 2 / point.value if point.value else float("inf")
+                interval = f"± {half:.1%}"
+                if not point.converged:
+                    interval += " *"
+                table.add_row(op, str(point.threads), format_value(point.value, point.unit), interval,
+                              point.bottleneck, f"{point.bottleneck_utilization:.0%}")
+        console.print(table)
+    if any(not p.converged for p in result.points):
+        console.print("* interval wider than the requested precision (request budget reached)")
+    console.print(f"seed {result.seed}; {len(result.points)} points in {result.wall_s:.1f} s")
