@@ -24,58 +24,79 @@ class Parameter:
 
 _PARAMETERS = [
     Parameter(
-        "beegfs_storage_request_cpu_s", 70e-6, "s",
+        "beegfs_storage_request_cpu_s",
+        73e-6,
+        "s",
         "CPU time a BeeGFS storage server spends per request (receive, worker dispatch, syscall, reply), "
         "on one core of the service's NUMA zone",
-        "fitted once: beegfs-edr-2019 random 4 KiB write peak (3.6M IOPS at 512 threads)",
+        "fitted once, in closed form: the random 4 KiB write peak of beegfs-edr-2019 (3.6M IOPS at 512 "
+        "threads) is CPU-bound, so 11 storage zones x 24 cores / 3.6M IOPS = 73 us",
         "beegfs-edr-2019 iozone random write",
     ),
     Parameter(
-        "beegfs_client_request_cpu_s", 10e-6, "s",
+        "beegfs_client_request_cpu_s",
+        10e-6,
+        "s",
         "client CPU time per BeeGFS request (syscall, message build, RDMA post)",
         "[ASSUMED] order of a kernel syscall plus an RDMA post; not fitted",
     ),
     Parameter(
-        "network_latency_s", 2e-6, "s",
+        "network_latency_s",
+        2e-6,
+        "s",
         "one-way InfiniBand latency per message (HCA + switch), added to each transfer",
         "[ASSUMED] typical EDR/HDR switch + HCA latency (~1 us each hop)",
     ),
     Parameter(
-        "hdd_track_to_track_seek_s", 0.5e-3, "s",
+        "hdd_track_to_track_seek_s",
+        0.5e-3,
+        "s",
         "shortest seek of a 3.5in 7.2K HDD; the seek curve is t0 + b sqrt(distance) with b set so the "
         "mean over uniform random distances equals the datasheet average seek",
         "[ASSUMED] typical enterprise 3.5in value; datasheets give average seek only",
     ),
     Parameter(
-        "hdd_ncq_depth", 32, "commands",
+        "hdd_ncq_depth",
+        32,
+        "commands",
         "commands an NL-SAS drive reorders (shortest access time first)",
         "SAS/SATA NCQ limit of 32 tagged commands per SATA drive; SAS drives queue more, the ME4 "
         "issues at most this many per drive [ASSUMED]",
     ),
     Parameter(
-        "me4_destage_per_vdisk", 16, "writes",
+        "me4_destage_per_vdisk",
+        16,
+        "writes",
         "write-back destages an ME4 controller keeps in flight per virtual disk once its cache is full",
         "fitted once: beegfs-high-capacity random 4 KiB write plateau (31K IOPS)",
         "beegfs-high-capacity iozone random write",
     ),
     Parameter(
-        "me4_cache_entries_per_vdisk", 256, "writes",
+        "me4_cache_entries_per_vdisk",
+        256,
+        "writes",
         "dirty writes held per virtual disk in the simulated write-back cache; a long benchmark runs "
         "with the cache full, where throughput is the destage rate and does not depend on cache size",
         "modelling choice (steady state of an 8 TB run on an 8 GiB cache); see docs/design.md",
     ),
     Parameter(
-        "gpfs_nsd_block_cpu_s", 100e-6, "s",
+        "gpfs_nsd_block_cpu_s",
+        100e-6,
+        "s",
         "CPU time an NSD server spends per block request",
         "[ASSUMED] same order as the BeeGFS per-request time; not fitted",
     ),
     Parameter(
-        "gpfs_nsd_threads", 1024, "threads",
+        "gpfs_nsd_threads",
+        1024,
+        "threads",
         "NSD server worker threads (nsdMaxWorkerThreads)",
         "public Spectrum Scale configuration with nsdMaxWorkerThreads 1024 (research/modeling-facts.md 2.3)",
     ),
     Parameter(
-        "gpfs_prefetch_threads", 72, "threads",
+        "gpfs_prefetch_threads",
+        72,
+        "threads",
         "block I/Os a GPFS client node keeps in flight for prefetch and write-behind, shared by its streams",
         "Spectrum Scale default prefetchThreads = 72 [ASSUMED: default from IBM documentation, not retrieved]",
     ),
@@ -83,7 +104,9 @@ _PARAMETERS = [
 
 _PARAMETERS.append(
     Parameter(
-        "client_memcpy_Bps", 10e9, "B/s",
+        "client_memcpy_Bps",
+        10e9,
+        "B/s",
         "rate at which a client copies a cached record out of the GPFS pagepool",
         "[ASSUMED] one core's memcpy bandwidth on a 2019 Xeon (order of 10 GB/s)",
     )

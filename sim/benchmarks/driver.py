@@ -44,6 +44,9 @@ class Precision:
     max_requests: int = 60_000  # a budget per point; the interval reports what it bought
 
 
+DEFAULT_PRECISION = Precision()
+
+
 @dataclass
 class PointResult:
     """One predicted point of a benchmark curve."""
@@ -98,8 +101,12 @@ def _model(ctx: RunContext):  # noqa: ANN202 - BeeGFSModel | GpfsModel
 
 
 def run_point(
-    system: System, workload: Workload, op: str, threads: int, seed: int = 1,
-    precision: Precision = Precision(),
+    system: System,
+    workload: Workload,
+    op: str,
+    threads: int,
+    seed: int = 1,
+    precision: Precision = DEFAULT_PRECISION,
 ) -> PointResult:
     """Simulate one point and return its estimate, interval, utilisations and bottleneck."""
     started = time.perf_counter()
@@ -121,7 +128,7 @@ def run_point(
 
     advance(max(precision.min_warmup, precision.warmup_per_thread * threads, 2 * model.outstanding()))
     t0, amount0, count0 = env.now, meter.amount, meter.count
-    work0 = {name: station.work for name, station in platform.all_stations().items()}
+    work0 = {name: station.done_work() for name, station in platform.all_stations().items()}
     # A batch must span several "generations" of the requests in flight, or batches correlate.
     batch = max(precision.min_batch, threads, 2 * model.outstanding())
     amounts: list[float] = []
@@ -140,24 +147,36 @@ def run_point(
     window = env.now - t0
     utilization = {}
     for name, station in platform.all_stations().items():
-        busy = (station.work - work0.get(name, 0.0)) / (window * station.servers) if window > 0 else 0.0
+        busy = (station.done_work() - work0.get(name, 0.0)) / (window * station.servers) if window > 0 else 0.0
         if busy > 0:
-            utilization[name] = min(busy, 1.0)
+            utilization[name] = busy
     bottleneck = max(utilization, key=lambda n: utilization[n]) if utilization else ""
     return PointResult(
-        workload=workload.name, benchmark=workload.benchmark, op=op, threads=threads,
-        value=estimate.mean, ci_low=estimate.low, ci_high=estimate.high,
+        workload=workload.name,
+        benchmark=workload.benchmark,
+        op=op,
+        threads=threads,
+        value=estimate.mean,
+        ci_low=estimate.low,
+        ci_high=estimate.high,
         unit="op/s" if ctx.random else "B/s",
-        bottleneck=bottleneck, bottleneck_utilization=utilization.get(bottleneck, 0.0),
+        bottleneck=bottleneck,
+        bottleneck_utilization=utilization.get(bottleneck, 0.0),
         utilization=dict(sorted(utilization.items())),
-        requests=meter.count - count0, simulated_s=window, wall_s=time.perf_counter() - started,
-        batches=len(amounts), converged=estimate.rel_half_width <= precision.rel_precision,
+        requests=meter.count - count0,
+        simulated_s=window,
+        wall_s=time.perf_counter() - started,
+        batches=len(amounts),
+        converged=estimate.rel_half_width <= precision.rel_precision,
         bytes_moved=meter.amount - amount0,
     )
 
 
 def run_workload(
-    system: System, workload: Workload, seed: int = 1, precision: Precision = Precision(),
+    system: System,
+    workload: Workload,
+    seed: int = 1,
+    precision: Precision = DEFAULT_PRECISION,
     progress: Callable[[PointResult], None] | None = None,
 ) -> list[PointResult]:
     """Every (operation, thread count) point of a workload, in the order the benchmark runs them."""

@@ -49,16 +49,21 @@ class RunResult:
             "pfssim_version": __version__,
             "seed": self.seed,
             "inputs": {
-                "topology": {"name": self.system.name, "file": self.system.file,
-                             "sha256": _sha256(self.system.file)},
+                "topology": {"name": self.system.name, "file": self.system.file, "sha256": _sha256(self.system.file)},
                 "workloads": [w.model_dump(mode="json") for w in self.workloads],
-                "precision": {"rel_precision": self.precision.rel_precision,
-                              "min_batches": self.precision.min_batches,
-                              "max_batches": self.precision.max_batches},
+                "precision": {
+                    "rel_precision": self.precision.rel_precision,
+                    "min_batches": self.precision.min_batches,
+                    "max_batches": self.precision.max_batches,
+                },
                 "parameters": {name: p.value for name, p in PARAMETERS.items()},
             },
             "points": [p.to_json() for p in self.points],
-            "timing": {"wall_seconds": self.wall_s,
-                       "points": [{"workload": p.workload, "op": p.op, "threads": p.threads,
-                                   "wall_seconds": p.wall_s} for p in self.points]},
+            "timing": {
+                "wall_seconds": self.wall_s,
+                "points": [
+                    {"workload": p.workload, "op": p.op, "threads": p.threads, "wall_seconds": p.wall_s}
+                    for p in self.points
+                ],
+            },
         }

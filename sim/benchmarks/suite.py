@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sim.benchmarks.driver import PointResult, Precision, run_workload
+from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_workload
 from sim.benchmarks.result import RunResult
 from sim.benchmarks.workloads import find_workload
 from sim.config.workload import Workload
@@ -28,7 +28,10 @@ def default_workloads(system: System) -> list[Workload]:
 
 
 def run_suite(
-    system: System, workloads: list[Workload], seed: int = 1, precision: Precision = Precision(),
+    system: System,
+    workloads: list[Workload],
+    seed: int = 1,
+    precision: Precision = DEFAULT_PRECISION,
     progress: Callable[[PointResult], None] | None = None,
 ) -> RunResult:
     """Every point of every workload, with timing."""

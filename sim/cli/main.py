@@ -38,15 +38,30 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="simulate benchmarks on a topology and predict their curves")
     run.add_argument("topology", type=Path, help="a topology YAML file")
-    run.add_argument("--workload", action="append", default=[], metavar="NAME|FILE",
-                     help="a workload from workloads/ or a workload file (repeatable; default: the topology's suite)")
-    run.add_argument("--cmd", action="append", default=[], metavar="COMMAND",
-                     help="a real iozone or mpirun ... ior command line (repeatable)")
-    run.add_argument("--threads", type=_thread_list, metavar="LIST",
-                     help="comma-separated thread counts replacing every selected workload's")
+    run.add_argument(
+        "--workload",
+        action="append",
+        default=[],
+        metavar="NAME|FILE",
+        help="a workload from workloads/ or a workload file (repeatable; default: the topology's suite)",
+    )
+    run.add_argument(
+        "--cmd",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="a real iozone or mpirun ... ior command line (repeatable)",
+    )
+    run.add_argument(
+        "--threads",
+        type=_thread_list,
+        metavar="LIST",
+        help="comma-separated thread counts replacing every selected workload's",
+    )
     run.add_argument("--seed", type=int, default=1, help="master random seed (default 1)")
-    run.add_argument("--precision", type=float, default=0.02,
-                     help="target relative half-width of the 95%% interval (default 0.02)")
+    run.add_argument(
+        "--precision", type=float, default=0.02, help="target relative half-width of the 95%% interval (default 0.02)"
+    )
     run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
     run.add_argument("--plot", type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
     return parser
@@ -129,13 +144,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise PfssimError("--precision must be between 0 and 1")
     total = sum(len(w.ops) * len(w.threads) for w in workloads)
     stderr = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=stderr, transient=True, disable=not stderr.is_terminal) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    ) as progress:
         task = progress.add_task(f"simulating {system.name}", total=total)
 
         def advance(point: object) -> None:
-            progress.update(task, advance=1, description=f"{getattr(point, 'workload', '')} "
-                                                           f"{getattr(point, 'op', '')} {getattr(point, 'threads', '')}")
+            progress.update(
+                task,
+                advance=1,
+                description=f"{getattr(point, 'workload', '')} "
+                f"{getattr(point, 'op', '')} {getattr(point, 'threads', '')}",
+            )
 
         result = run_suite(system, workloads, args.seed, Precision(rel_precision=args.precision), advance)
     if args.plot is not None:

@@ -24,7 +24,7 @@ import simpy
 from simpy.events import Event
 
 from sim.config.parts import Drive
-from sim.engine.core import Station
+from sim.engine.core import Station, on_done
 from sim.engine.rng import Stream
 from sim.params import value
 
@@ -34,13 +34,14 @@ _MEAN_SQRT_DISTANCE = 8.0 / 15.0  # E[sqrt|U1 - U2|] for independent uniforms
 class SsdDrive:
     """NVMe or SAS SSD."""
 
-    def __init__(self, env: simpy.Environment, name: str, part: Drive) -> None:
+    def __init__(self, env: simpy.Environment, name: str, part: Drive, read_Bps: float, write_Bps: float) -> None:
         self.env = env
         self.name = name
         self.engine = Station(env, name, 1)
         self.capacity = part.capacity
         self.latency = {"read": part.read_latency, "write": part.write_latency}
-        self.rate = {"read": part.seq_read, "write": part.seq_write}
+        # The drive's rates as capped by its interface (the same figures the max-flow bound uses).
+        self.rate = {"read": read_Bps, "write": write_Bps}
         self.op_time = {"read": 1.0 / part.rand_read_iops, "write": 1.0 / part.rand_write_iops}
         self.bytes = {"read": 0.0, "write": 0.0}
 
@@ -143,8 +144,13 @@ class HddDrive:
         self.next_offset = offset + size
         self.engine.work += service
         self.engine.visits += 1
+        self.engine._free1 = self.env.now + service  # lets the station account work done by now
         timeout = self.env.timeout(service)
-        timeout.callbacks.append(lambda _e: (done.succeed(), self._start_next()))
+        on_done(timeout, lambda: self._complete(done))
+
+    def _complete(self, done: Event) -> None:
+        done.succeed()
+        self._start_next()
 
     @property
     def stations(self) -> list[Station]:
@@ -152,8 +158,10 @@ class HddDrive:
         return [self.engine]
 
 
-def make_drive(env: simpy.Environment, name: str, part: Drive, stream: Stream) -> SsdDrive | HddDrive:
-    """The right model for a drive part."""
+def make_drive(
+    env: simpy.Environment, name: str, part: Drive, stream: Stream, read_Bps: float, write_Bps: float
+) -> SsdDrive | HddDrive:
+    """The right model for a drive part; rates are the drive's as capped by its interface."""
     if part.kind == "nl_sas_hdd":
         return HddDrive(env, name, part, stream)
-    return SsdDrive(env, name, part)
+    return SsdDrive(env, name, part, read_Bps, write_Bps)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 
 import simpy
 from simpy.events import Event
 
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Station
+from sim.engine.core import Station, chain, on_done
 from sim.params import value
 
 
@@ -57,9 +58,7 @@ class WriteBackCache:
         while self.active < self.destagers and self.dirty:
             offset, size = self.dirty.popleft()
             self.active += 1
-            self.device.io("write", offset, size).callbacks.append(
-                lambda _e, size=size: self._destaged(size)
-            )
+            on_done(self.device.io("write", offset, size), partial(self._destaged, size))
 
     def _destaged(self, size: float) -> None:
         self.active -= 1
@@ -74,8 +73,9 @@ class WriteBackCache:
 class Me4Controller:
     """One controller of an ME4 array: command engine, read and write data paths."""
 
-    def __init__(self, env: simpy.Environment, name: str, read_Bps: float, write_Bps: float,
-                 read_iops: float, write_iops: float) -> None:
+    def __init__(
+        self, env: simpy.Environment, name: str, read_Bps: float, write_Bps: float, read_iops: float, write_iops: float
+    ) -> None:
         self.env = env
         self.name = name
         self.commands = Station(env, f"{name}.commands", 1)
@@ -93,23 +93,13 @@ class Me4Controller:
 
     def io(self, vdisk: str, op: str, offset: float, size: float) -> Event:
         """A host command for one of this controller's virtual disks."""
-        done = Event(self.env)
         cache = self.caches[vdisk]
-
-        def after_command(_e: Event) -> None:
-            if op == "write":
-                self.write_path.serve(size / self.write_Bps).callbacks.append(
-                    lambda _f: cache.write(offset, size).callbacks.append(lambda _g: done.succeed())
-                )
-            else:
-                cache.device.io("read", offset, size).callbacks.append(
-                    lambda _f: self.read_path.serve(size / self.read_Bps).callbacks.append(
-                        lambda _g: done.succeed()
-                    )
-                )
-
-        self.commands.serve(self.op_time[op]).callbacks.append(after_command)
-        return done
+        command = self.commands.serve(self.op_time[op])
+        if op == "write":
+            transfer = chain(self.env, command, lambda: self.write_path.serve(size / self.write_Bps))
+            return chain(self.env, transfer, lambda: cache.write(offset, size))
+        media = chain(self.env, command, lambda: cache.device.io("read", offset, size))
+        return chain(self.env, media, lambda: self.read_path.serve(size / self.read_Bps))
 
     @property
     def stations(self) -> list[Station]:

@@ -17,7 +17,7 @@ import simpy
 from simpy.events import Event
 
 from sim.devices.drives import HddDrive, SsdDrive
-from sim.engine.core import join
+from sim.engine.core import chain, join
 
 Member = SsdDrive | HddDrive
 Piece = tuple[int, float, float]  # member index, member offset, length
@@ -37,7 +37,9 @@ def _merge(pieces: list[Piece]) -> list[Piece]:
 class RaidDevice:
     """A RAID group of member devices."""
 
-    def __init__(self, env: simpy.Environment, name: str, level: int, members: Sequence[Member], stripe_unit: float) -> None:
+    def __init__(
+        self, env: simpy.Environment, name: str, level: int, members: Sequence[Member], stripe_unit: float
+    ) -> None:
         self.env = env
         self.name = name
         self.level = level
@@ -154,7 +156,4 @@ class RaidDevice:
             pos += run
         parity = [((stripe + p) % self.n, stripe * self.su + lo, hi - lo) for p in range(self.parity)]
         pieces = _merge(data + parity)
-        done = Event(self.env)
-        reads = self._submit("read", pieces)
-        reads.callbacks.append(lambda _e: self._submit("write", pieces).callbacks.append(lambda _f: done.succeed()))
-        return done
+        return chain(self.env, self._submit("read", pieces), lambda: self._submit("write", pieces))

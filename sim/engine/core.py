@@ -63,6 +63,13 @@ class Station:
         t = self._free1 if self.servers == 1 else self._free[0]
         return max(t, self.env.now)
 
+    def done_work(self) -> float:
+        """Service seconds completed by now (booked work minus what is still ahead of the servers)."""
+        now = self.env.now
+        if self.servers == 1:
+            return self.work - max(self._free1 - now, 0.0)
+        return self.work - sum(f - now for f in self._free if f > now)
+
     @property
     def backlog(self) -> float:
         """Seconds of booked work not yet done on the earliest server."""
@@ -126,16 +133,17 @@ def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
     return done
 
 
-def after(env: simpy.Environment, first: Event, then: Callable[[], Event]) -> Event:
-    """An event for ``then()`` started when ``first`` fires, without a process (chains stages)."""
+def on_done(event: Event, action: Callable[[], object]) -> None:
+    """Run ``action()`` when ``event`` fires (a callback that ignores the event)."""
+
+    def callback(_event: Event) -> None:
+        action()
+
+    event.callbacks.append(callback)
+
+
+def chain(env: simpy.Environment, first: Event, then: Callable[[], Event]) -> Event:
+    """An event for ``then()`` started when ``first`` fires, without a process (stages in series)."""
     done = Event(env)
-
-    def start(_event: Event) -> None:
-        second = then()
-        if second.processed:
-            done.succeed()
-        else:
-            second.callbacks.append(lambda _e: done.succeed())
-
-    first.callbacks.append(start)
+    on_done(first, lambda: on_done(then(), done.succeed))
     return done

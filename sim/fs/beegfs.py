@@ -65,8 +65,9 @@ class BeeGFSModel:
         self.client_cpu = value("beegfs_client_request_cpu_s")
         self.targets = ctx.system.storage_targets
         self.service_of = {t: ctx.system.services_of(t)[0] for t in self.targets}
-        self.workers = {t: Pool(ctx.env, f"{t}.workers", self.service_of[t].workers or self.worker_count)
-                        for t in self.targets}
+        self.workers = {
+            t: Pool(ctx.env, f"{t}.workers", self.service_of[t].workers or self.worker_count) for t in self.targets
+        }
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], _Route] = {}
         self.file_size = ctx.workload.file_size_for(ctx.threads)
@@ -93,8 +94,12 @@ class BeeGFSModel:
             servers = list(by_server)
             first = stream.integer(len(servers))
             k = min(k, len(servers))
-            return [by_server[servers[(first + i) % len(servers)]][stream.integer(
-                len(by_server[servers[(first + i) % len(servers)]]))] for i in range(k)]
+            return [
+                by_server[servers[(first + i) % len(servers)]][
+                    stream.integer(len(by_server[servers[(first + i) % len(servers)]]))
+                ]
+                for i in range(k)
+            ]
         # randomized: stratified sampling around the ring from a random start
         start = stream.integer(n)
         part = n // k
@@ -161,12 +166,13 @@ class BeeGFSModel:
                 cpu_time = 0.0
             pieces = self._pieces(offset, record)
             for first in range(0, len(pieces), self.num_targets):
-                batch = pieces[first:first + self.num_targets]
+                batch = pieces[first : first + self.num_targets]
                 if len(batch) == 1:
                     yield from self._piece(t, client, client_hca, f, *batch[0], stream, cpu_time)
                 else:
-                    yield join(env, [env.process(self._piece(t, client, client_hca, f, *p, stream, cpu_time))
-                                     for p in batch])
+                    yield join(
+                        env, [env.process(self._piece(t, client, client_hca, f, *p, stream, cpu_time)) for p in batch]
+                    )
                 cpu_time = 0.0
             ctx.meter.add(t, amount)
 
@@ -215,10 +221,19 @@ class BeeGFSModel:
             return env.timeout(max(hops_end, device_end) - env.now)
         return join(env, [env.timeout(hops_end - env.now), platform.target_io(target, op, offset, size)])
 
-    def _piece(self, t: int, client: str, client_hca: str, f: BeeGFSFile, index: int, chunk_offset: float,
-               size: float, stream: Stream, delay: float) -> Generator[Event, object, None]:
+    def _piece(
+        self,
+        t: int,
+        client: str,
+        client_hca: str,
+        f: BeeGFSFile,
+        index: int,
+        chunk_offset: float,
+        size: float,
+        stream: Stream,
+        delay: float,
+    ) -> Generator[Event, object, None]:
         ctx = self.ctx
-        env = ctx.env
         platform = ctx.platform
         target = f.targets[index % len(f.targets)]
         route = self._route(t, client, client_hca, target)

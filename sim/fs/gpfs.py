@@ -39,10 +39,13 @@ class GpfsModel:
         self.block = fs.block_size
         self.nsds = ctx.system.storage_targets
         self.server_of = {n: ctx.system.services_of(n)[0] for n in self.nsds}
-        self.threads_pool = {s.name: Pool(ctx.env, f"{s.name}.threads", int(value("gpfs_nsd_threads")))
-                             for s in ctx.system.services.values()}
-        self.node_slots = {c: Pool(ctx.env, f"{c}.prefetch", int(value("gpfs_prefetch_threads")))
-                           for c in ctx.system.clients}
+        self.threads_pool = {
+            s.name: Pool(ctx.env, f"{s.name}.threads", int(value("gpfs_nsd_threads")))
+            for s in ctx.system.services.values()
+        }
+        self.node_slots = {
+            c: Pool(ctx.env, f"{c}.prefetch", int(value("gpfs_prefetch_threads"))) for c in ctx.system.clients
+        }
         self.nsd_cpu = value("gpfs_nsd_block_cpu_s")
         self.file_size = ctx.workload.file_size_for(ctx.threads)
         self.record = ctx.workload.record_size
@@ -151,8 +154,9 @@ class GpfsModel:
             route = self.routes[key] = (network, storage, zone, self.threads_pool[service.name])
         return route
 
-    def _request(self, t: int, client: str, nsd: str, offset: float, size: float,
-                 stream: Stream) -> Generator[Event, object, None]:
+    def _request(
+        self, t: int, client: str, nsd: str, offset: float, size: float, stream: Stream
+    ) -> Generator[Event, object, None]:
         ctx = self.ctx
         env = ctx.env
         platform = ctx.platform

@@ -105,25 +105,35 @@ class Platform:
         """Fill every ME4 write cache with writes of ``piece`` bytes at random aligned offsets."""
         stream = self.streams(stream_name)
         for controller in self.controllers.values():
-            for vdisk, cache in controller.caches.items():
+            for cache in controller.caches.values():
                 slots = max(int(cache.device.capacity // piece), 1)
-                cache.prefill(lambda slots=slots: (stream.integer(slots) * piece, piece))
-                del vdisk
+
+                def sample(slots: int = slots) -> tuple[float, float]:
+                    return stream.integer(slots) * piece, piece
+
+                cache.prefill(sample)
 
     # -- devices ---------------------------------------------------------------------------------
 
     def _build_devices(self) -> None:
         s = self.system
         for name, part in s.drive_parts.items():
-            self.drives[name] = make_drive(self.env, name, part, self.streams(name))
+            c = s.components[name]
+            self.drives[name] = make_drive(
+                self.env, name, part, self.streams(name), c.read_Bps or 0.0, c.write_Bps or 0.0
+            )
         for name, component in s.components.items():
             if component.kind == "controller":
                 enclosure = name.rsplit(".", 1)[0]
                 n_ctrl = sum(1 for c in s.components if c.startswith(enclosure + ".ctrl") and c.count(".") == 1)
                 iops_read, iops_write = s.enclosure_iops[enclosure]
                 self.controllers[name] = Me4Controller(
-                    self.env, name, component.read_Bps or 0.0, component.write_Bps or 0.0,
-                    iops_read / n_ctrl, iops_write / n_ctrl,
+                    self.env,
+                    name,
+                    component.read_Bps or 0.0,
+                    component.write_Bps or 0.0,
+                    iops_read / n_ctrl,
+                    iops_write / n_ctrl,
                 )
         for name, group in s.groups.items():
             members = [self.drives[m] for m in group.members]
@@ -211,8 +221,11 @@ class Platform:
                     hops += self.upi_hops(zone, up, op)
             return hops
         controller = self._controller_of(group.owner)
-        ports = [p for p in s.graph.neighbors(controller)
-                 if s.components[p].kind == "sas_port" and p.startswith(server + ".")]
+        ports = [
+            p
+            for p in s.graph.neighbors(controller)
+            if s.components[p].kind == "sas_port" and p.startswith(server + ".")
+        ]
         port = ports[zlib.crc32(target.encode()) % len(ports)]  # stable across runs
         hba = port.rsplit(".", 1)[0]
         hops += self.upi_hops(zone, s.zone_of[hba], op)

@@ -32,8 +32,14 @@ def render_run(result: RunResult, console: Console) -> None:
                 interval = f"± {half:.1%}"
                 if not point.converged:
                     interval += " *"
-                table.add_row(op, str(point.threads), format_value(point.value, point.unit), interval,
-                              point.bottleneck, f"{point.bottleneck_utilization:.0%}")
+                table.add_row(
+                    op,
+                    str(point.threads),
+                    format_value(point.value, point.unit),
+                    interval,
+                    point.bottleneck,
+                    f"{point.bottleneck_utilization:.0%}",
+                )
         console.print(table)
     if any(not p.converged for p in result.points):
         console.print("* interval wider than the requested precision (request budget reached)")

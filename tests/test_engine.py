@@ -1,0 +1,121 @@
+"""The kernel against queueing theory (M/M/1, M/M/c) and unit traces of stations, pools and joins."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import simpy
+
+from sim.engine.core import Pool, Station, join
+from sim.engine.rng import Stream, Streams
+from sim.engine.stats import batch_estimate, t95
+
+
+def _poisson_responses(servers: int, arrival_rate: float, service_mean: float, jobs: int, seed: int) -> float:
+    env = simpy.Environment()
+    station = Station(env, "q", servers)
+    arrivals = Stream(seed, "arrivals")
+    services = Stream(seed, "services")
+    total = [0.0]
+
+    def source():  # noqa: ANN202
+        for _ in range(jobs):
+            yield env.timeout(arrivals.exponential(1.0 / arrival_rate))
+            total[0] += station.reserve(services.exponential(service_mean)) - env.now
+
+    env.process(source())
+    env.run()
+    return total[0] / jobs
+
+
+def test_mm1_mean_response() -> None:
+    # M/M/1, rho = 0.5: W = 1 / (mu - lambda) = 2 service times.
+    w = _poisson_responses(1, 0.5, 1.0, 200_000, seed=7)
+    assert w == pytest.approx(2.0, rel=0.03)
+
+
+def _erlang_c(c: int, a: float) -> float:
+    top = a**c / math.factorial(c) * c / (c - a)
+    return top / (sum(a**k / math.factorial(k) for k in range(c)) + top)
+
+
+def test_mmc_mean_response() -> None:
+    # M/M/4 with offered load 3 (rho = 0.75): W = C(4, 3) / (4 mu - lambda) + 1 / mu.
+    expected = _erlang_c(4, 3.0) / (4.0 - 3.0) + 1.0
+    w = _poisson_responses(4, 3.0, 1.0, 200_000, seed=11)
+    assert w == pytest.approx(expected, rel=0.03)
+
+
+def test_fcfs_trace_is_lindley() -> None:
+    env = simpy.Environment()
+    station = Station(env, "link", 1)
+    assert station.reserve(2.0) == 2.0  # idle: starts now
+    assert station.reserve(3.0) == 5.0  # waits for the first
+    env.run(until=10.0)
+    assert station.reserve(1.0) == 11.0  # idle again
+    assert station.work == 6.0 and station.visits == 3
+
+
+def test_multi_server_takes_the_earliest_free() -> None:
+    env = simpy.Environment()
+    station = Station(env, "cpu", 2)
+    assert [station.reserve(d) for d in (4.0, 1.0, 1.0, 1.0)] == [4.0, 1.0, 2.0, 3.0]
+
+
+def test_done_work_never_exceeds_elapsed_server_time() -> None:
+    env = simpy.Environment()
+    station = Station(env, "link", 1)
+    for _ in range(5):
+        station.reserve(2.0)
+    env.run(until=3.0)
+    assert station.done_work() == 3.0  # 10 s booked, 3 s done
+
+
+def test_two_transfers_share_a_link_in_order() -> None:
+    env = simpy.Environment()
+    link = Station(env, "link", 1)
+    ends = []
+
+    def transfer():  # noqa: ANN202
+        yield link.serve(1e6 / 1e9)
+        ends.append(env.now)
+
+    env.process(transfer())
+    env.process(transfer())
+    env.run()
+    assert ends == pytest.approx([1e-3, 2e-3])  # together they move 2 MB in 2 ms: the link's rate
+
+
+def test_pool_hands_slots_over_in_order() -> None:
+    env = simpy.Environment()
+    pool = Pool(env, "workers", 1)
+    assert pool.acquire() is None
+    first, second = pool.acquire(), pool.acquire()
+    assert first is not None and second is not None
+    pool.release()
+    assert first.triggered and not second.triggered
+    assert not pool.try_acquire()
+
+
+def test_join_waits_for_all() -> None:
+    env = simpy.Environment()
+    done = join(env, [env.timeout(1.0), env.timeout(3.0), env.timeout(2.0)])
+    env.run(until=done)
+    assert env.now == 3.0
+
+
+def test_streams_are_reproducible_and_independent() -> None:
+    a, b = Streams(5), Streams(5)
+    xs = [a("drive0").uniform() for _ in range(100)]
+    assert xs == [b("drive0").uniform() for _ in range(100)]
+    assert xs != [Streams(5)("drive1").uniform() for _ in range(100)]
+    assert xs != [Streams(6)("drive0").uniform() for _ in range(100)]
+    assert all(0.0 <= x < 1.0 for x in xs)
+
+
+def test_batch_estimate_interval() -> None:
+    est = batch_estimate([10.0, 12.0, 11.0, 9.0], [1.0, 1.0, 1.0, 1.0])
+    assert est.mean == 10.5
+    sd = math.sqrt(sum((x - 10.5) ** 2 for x in (10, 12, 11, 9)) / 3)
+    assert est.high - est.mean == pytest.approx(t95(3) * sd / 2)

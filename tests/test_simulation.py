@@ -1,0 +1,143 @@
+"""Whole-system simulation: hand-computed small cases, properties that follow from the model, determinism."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sim.benchmarks.driver import Precision, run_point
+from sim.config.workload import Workload
+from sim.params import value
+from sim.topology.build import load_system
+from sim.topology.summary import summarize
+from tests.conftest import ROOT
+
+TINY = Path(__file__).parent / "data" / "tiny.yaml"
+EDR = ROOT / "topologies" / "beegfs-edr-2019.yaml"
+MIB = 2**20
+
+
+def _workload(benchmark: str = "iozone_seq_nn", record: str = "1 MiB", ops: list[str] | None = None) -> Workload:
+    random = benchmark == "iozone_random_nn"
+    return Workload(
+        name="w",
+        title="w",
+        source="test",
+        benchmark=benchmark,
+        ops=ops or (["random_write", "random_read"] if random else ["write", "read"]),
+        record_size=record,
+        direct_io=True,
+        aggregate_size="1 TB",
+        threads=[1],
+    )
+
+
+def test_one_thread_one_link_one_drive_by_hand() -> None:
+    """Mean time per 1 MiB request, written out from the model's stages and the parts' datasheets."""
+    system = load_system(TINY)
+    drive = system.drive_parts["storage.numa0.drive0"]
+    link = system.components["storage.numa0.hca0"].write_Bps
+    pcie = system.components["storage.numa0.pcie0"].write_Bps
+    cpu = value("beegfs_storage_request_cpu_s")
+    network = max(MIB / link, 2 * value("network_latency_s"))  # client CPU time rides along (<< 84 us)
+    write = network + cpu + max(MIB / pcie, MIB / drive.seq_write + drive.write_latency)
+    read = cpu + max(MIB / pcie, MIB / drive.seq_read + drive.read_latency) + network
+    tight = Precision(rel_precision=0.01, min_batches=20, max_batches=200, max_requests=100_000)
+    for op, seconds in (("write", write), ("read", read)):
+        point = run_point(system, _workload(), op, 1, seed=3, precision=tight)
+        assert point.value == pytest.approx(MIB / seconds, rel=0.02), op
+        assert point.ci_low <= MIB / seconds * 1.02 and point.ci_high >= MIB / seconds * 0.98
+
+
+def test_saturated_drive_is_the_bottleneck() -> None:
+    system = load_system(TINY)
+    point = run_point(system, _workload(), "write", 8, seed=3)
+    drive = system.drive_parts["storage.numa0.drive0"]
+    assert point.bottleneck == "storage.numa0.drive0"
+    assert point.value == pytest.approx(drive.seq_write, rel=0.03)
+    assert point.bottleneck_utilization == pytest.approx(1.0, abs=0.02)
+
+
+def test_link_shared_by_many_clients_caps_at_its_rate() -> None:
+    system = load_system(EDR)
+    point = run_point(system, _workload(), "read", 256, seed=3)
+    ceiling = summarize(system).read.Bps
+    assert point.value == pytest.approx(ceiling, rel=0.02)
+    assert point.bottleneck.endswith(".hca0.tx")
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers() -> None:
+    system = load_system(EDR)
+    w = _workload("iozone_random_nn", "4 KiB")
+    a = run_point(system, w, "random_write", 64, seed=9)
+    b = run_point(system, w, "random_write", 64, seed=9)
+    c = run_point(system, w, "random_write", 64, seed=10)
+    assert (a.value, a.ci_low, a.ci_high, a.utilization) == (b.value, b.ci_low, b.ci_high, b.utilization)
+    assert a.value != c.value
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    threads=st.sampled_from([1, 3, 16, 40, 128, 512]), op=st.sampled_from(["write", "read"]), seed=st.integers(1, 1000)
+)
+def test_never_above_the_max_flow_ceiling(threads: int, op: str, seed: int) -> None:
+    system = load_system(EDR)
+    ceiling = getattr(summarize(system), op).Bps
+    point = run_point(system, _workload(), op, threads, seed=seed)
+    assert point.ci_low <= ceiling * 1.001
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    threads=st.sampled_from([1, 4, 32, 256]),
+    record=st.sampled_from(["1 MiB", "4 MiB", "256 KiB"]),
+    op=st.sampled_from(["write", "read"]),
+)
+def test_utilisation_and_bytes_conserved(threads: int, record: str, op: str) -> None:
+    system = load_system(EDR)
+    point = run_point(system, _workload(record=record), op, threads, seed=5)
+    assert all(0.0 <= u <= 1.0 + 1e-9 for u in point.utilization.values())
+    # Every byte the benchmark completed crossed a client HCA and a server HCA, and the same bytes
+    # (give or take the requests in flight at the window's edges) reached the drives.
+    direction = ("tx", "rx") if op == "write" else ("rx", "tx")
+
+    def through(suffix: str, kind: str) -> float:
+        return sum(
+            u * point.simulated_s * system.components[name.rsplit(".", 1)[0]].write_Bps
+            for name, u in point.utilization.items()
+            if name.endswith(suffix) and name.split(".")[0].startswith(kind)
+        )
+
+    client_bytes = through("." + direction[0], "client")
+    server_bytes = through("." + direction[1], "meta") + through("." + direction[1], "storage")
+    slack = 2 * threads * _workload(record=record).record_size  # requests in flight at either edge
+    assert client_bytes == pytest.approx(point.bytes_moved, abs=slack)
+    assert server_bytes == pytest.approx(point.bytes_moved, abs=slack)
+
+
+def _tiny_with(tmp_path: Path, overrides: str) -> Path:
+    text = TINY.read_text().replace(
+        "drives: {part: intel-p4600-1.6tb, count: 1}", f"drives: {{part: intel-p4600-1.6tb, count: 1, {overrides}}}"
+    )
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("override", "op", "threads"),
+    [
+        ("overrides: {seq_write: 2.6 GB/s}", "write", 4),  # rate-bound at 4 threads
+        ("overrides: {seq_read: 3.9 GB/s}", "read", 4),
+        ("overrides: {read_latency: 10 us}", "read", 1),  # latency-bound at 1 thread
+    ],
+)
+def test_faster_part_is_never_slower(tmp_path: Path, override: str, op: str, threads: int) -> None:
+    base = run_point(load_system(TINY), _workload(), op, threads, seed=2)
+    faster = run_point(load_system(_tiny_with(tmp_path, override)), _workload(), op, threads, seed=2)
+    assert faster.ci_high >= base.ci_low
+    assert faster.value > base.value * 1.02  # these parts were the bottleneck, so it must show
