@@ -45,7 +45,7 @@ def test_one_thread_one_link_one_drive_by_hand() -> None:
     network = max(MIB / link, 2 * value("network_latency_s"))  # client CPU time rides along (<< 84 us)
     write = network + cpu + max(MIB / pcie, MIB / drive.seq_write + drive.write_latency)
     read = cpu + max(MIB / pcie, MIB / drive.seq_read + drive.read_latency) + network
-    tight = Precision(rel_precision=0.01, min_batches=20, max_batches=200, max_requests=100_000)
+    tight = Precision(rel_precision=0.01, min_batches=20, max_batches=200, max_device_ops=400_000)
     for op, seconds in (("write", write), ("read", read)):
         point = run_point(system, _workload(), op, 1, seed=3, precision=tight)
         assert point.value == pytest.approx(MIB / seconds, rel=0.02), op

@@ -41,7 +41,7 @@ class Precision:
     warmup_per_thread: int = 2
     min_warmup: int = 200
     min_batch: int = 100
-    max_requests: int = 60_000  # a budget per point; the interval reports what it bought
+    max_device_ops: int = 120_000  # a budget per point in drive commands; the interval says what it bought
 
 
 DEFAULT_PRECISION = Precision()
@@ -129,8 +129,9 @@ def run_point(
     advance(max(precision.min_warmup, precision.warmup_per_thread * threads, 2 * model.outstanding()))
     t0, amount0, count0 = env.now, meter.amount, meter.count
     work0 = {name: station.done_work() for name, station in platform.all_stations().items()}
-    # A batch must span several "generations" of the requests in flight, or batches correlate.
-    batch = max(precision.min_batch, threads, 2 * model.outstanding())
+    # A batch must span a "generation" of the requests in flight, or batches correlate.
+    batch = max(precision.min_batch, threads, model.outstanding())
+    ops0 = platform.device_ops()
     amounts: list[float] = []
     durations: list[float] = []
     estimate = batch_estimate([1.0], [1.0])
@@ -141,7 +142,8 @@ def run_point(
         durations.append(env.now - before_t)
         estimate = batch_estimate(amounts, durations)
         if len(amounts) >= precision.min_batches and (
-            estimate.rel_half_width <= precision.rel_precision or meter.count - count0 >= precision.max_requests
+            estimate.rel_half_width <= precision.rel_precision
+            or platform.device_ops() - ops0 >= precision.max_device_ops
         ):
             break
     window = env.now - t0

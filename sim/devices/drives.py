@@ -19,6 +19,7 @@ ended pays no positioning.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import simpy
 from simpy.events import Event
@@ -44,6 +45,7 @@ class SsdDrive:
         self.rate = {"read": read_Bps, "write": write_Bps}
         self.op_time = {"read": 1.0 / part.rand_read_iops, "write": 1.0 / part.rand_write_iops}
         self.bytes = {"read": 0.0, "write": 0.0}
+        self.ops = 0
 
     def finish_time(self, op: str, offset: float, size: float) -> float:
         """When an I/O submitted now completes.
@@ -53,6 +55,7 @@ class SsdDrive:
         I/O be computed at submission.
         """
         self.bytes[op] += size
+        self.ops += 1
         service = max(size / self.rate[op], self.op_time[op])
         return self.engine.reserve(service) + self.latency[op]
 
@@ -86,7 +89,8 @@ class HddDrive:
         self.outer = min(part.seq_read, part.seq_write)
         self.inner = part.inner_seq_rate
         self.depth = int(value("hdd_ncq_depth"))
-        self.queue: list[tuple[Event, float, float, float, str]] = []
+        self.queue: list[tuple[Event, float, float, float, float]] = []  # done, offset, position, angle, size
+        self.ops = 0
         self.busy = False
         self.head = 0.0  # stroke position 0 (outer) .. 1 (inner)
         self.next_offset = -1.0
@@ -110,43 +114,51 @@ class HddDrive:
     def io(self, op: str, offset: float, size: float) -> Event:
         """Queue a command; it is served in shortest-access-time order."""
         self.bytes[op] += size
+        self.ops += 1
         done = Event(self.env)
         position = min(max(offset / self.capacity, 0.0), 1.0)
-        self.queue.append((done, offset, position, size, op))
+        # A sector's angle is a fixed pseudo-random function of its address.
+        angle = (offset * 0.6180339887498949 / 4096.0) % 1.0
+        self.queue.append((done, offset, position, angle, size))
         if not self.busy:
             self._start_next()
         return done
 
-    def _access_time(self, offset: float, position: float, angle: float) -> float:
-        if offset == self.next_offset:
-            return 0.0
-        seek = self.seek(abs(position - self.head))
-        platter = ((self.env.now + seek) / self.revolution) % 1.0
-        return seek + ((angle - platter) % 1.0) * self.revolution
-
     def _start_next(self) -> None:
-        if not self.queue:
+        queue = self.queue
+        if not queue:
             self.busy = False
             return
         self.busy = True
-        window = min(len(self.queue), self.depth)
+        now = self.env.now
+        head = self.head
+        revolution = self.revolution
+        t0, b = self.t0, self.seek_b
+        sqrt = math.sqrt
         best_index, best_time = 0, math.inf
-        for i in range(window):
-            _, offset, position, _, _ = self.queue[i]
-            # A sector's angle is a fixed pseudo-random function of its address.
-            angle = (offset * 0.6180339887498949 / 4096.0) % 1.0
-            access = self._access_time(offset, position, angle)
+        for i in range(min(len(queue), self.depth)):
+            entry = queue[i]
+            if entry[1] == self.next_offset:  # continues where the head is: no positioning
+                best_index, best_time = i, 0.0
+                break
+            distance = entry[2] - head
+            if distance < 0:
+                distance = -distance
+            seek = t0 + b * sqrt(distance) if distance > 0 else 0.0
+            if seek >= best_time:
+                continue  # the rotational wait can only add to it
+            access = seek + ((entry[3] - (now + seek) / revolution) % 1.0) * revolution
             if access < best_time:
                 best_index, best_time = i, access
-        done, offset, position, size, _op = self.queue.pop(best_index)
-        service = best_time + size / self.rate_at(position)
+        done, offset, position, _angle, size = queue.pop(best_index)
+        service = best_time + size / (self.outer - (self.outer - self.inner) * position)
         self.head = min(position + size / self.capacity, 1.0)
         self.next_offset = offset + size
-        self.engine.work += service
-        self.engine.visits += 1
-        self.engine._free1 = self.env.now + service  # lets the station account work done by now
-        timeout = self.env.timeout(service)
-        on_done(timeout, lambda: self._complete(done))
+        engine = self.engine
+        engine.work += service
+        engine.visits += 1
+        engine._free1 = now + service  # lets the station account work done by now
+        on_done(self.env.timeout(service), partial(self._complete, done))
 
     def _complete(self, done: Event) -> None:
         done.succeed()

@@ -91,6 +91,10 @@ class Platform:
         """
         return self.env.timeout(self.transfer_finish(hops, size, latency) - self.env.now)
 
+    def device_ops(self) -> int:
+        """Drive commands issued so far (the unit of a point's simulation budget)."""
+        return sum(drive.ops for drive in self.drives.values())
+
     def all_stations(self) -> dict[str, Station]:
         """Every station whose utilisation is reported, by name."""
         out = dict(self.stations)
