@@ -63,6 +63,7 @@ class PointResult:
     bottleneck_utilization: float
     utilization: dict[str, float] = field(default_factory=dict)
     requests: int = 0
+    requests_total: int = 0  # warm-up included: what the engine simulated
     simulated_s: float = 0.0
     wall_s: float = 0.0
     batches: int = 0

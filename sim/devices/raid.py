@@ -53,13 +53,26 @@ class RaidDevice:
         # Without read-modify-write phases and with no HDD (whose order depends on later arrivals),
         # a group I/O's end is known at submission: the latest of its member I/Os.
         self.computable = level in (0, 1, 10) and all(isinstance(m, SsdDrive) for m in members)
+        self._split: dict[tuple[float, float], list[Piece]] = {}
 
     def finish_time(self, op: str, offset: float, size: float) -> float:
         """When an I/O submitted now completes (only for ``computable`` groups)."""
         self.bytes[op] += size
         if self.level == 0:
-            pieces = self._stripe(offset, size, self.n, lambda c: (c % self.n, c // self.n))
-            return max(self.members[m].finish_time(op, o, ln) for m, o, ln in pieces)  # type: ignore[union-attr]
+            # The split depends only on the offset within a full stripe: memoise it (hot path).
+            width = self.n * self.su
+            row = offset // width
+            key = (offset - row * width, size)
+            pattern = self._split.get(key)
+            if pattern is None:
+                pattern = self._split[key] = self._stripe(key[0], size, self.n, lambda c: (c % self.n, c // self.n))
+            base = row * self.su
+            end = 0.0
+            for m, o, ln in pattern:
+                finish = self.members[m].finish_time(op, base + o, ln)  # type: ignore[union-attr]
+                if finish > end:
+                    end = finish
+            return end
         if self.level == 1:
             chosen = self._mirror_pieces(op, [(0, offset, size)], [(0, 1)])
         else:

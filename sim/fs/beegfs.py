@@ -27,14 +27,13 @@ from sim.config.system import BeeGFSSpec
 from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
-from sim.fs.platform import Hop
 from sim.params import value
 
 
 @dataclass(frozen=True)
 class _Route:
-    network: list[Hop]
-    storage: list[Hop]
+    network: list[tuple[Station, float]]
+    storage: list[tuple[Station, float]]
     cpu: Station
     conn: Pool
     workers: Pool
@@ -208,14 +207,15 @@ class BeeGFSModel:
             network = platform.network_hops(client_hca, server_hca, op)
             network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
             storage = platform.storage_hops(service.server, zone, target, op)
-            route = self.routes[key] = _Route(network, storage, platform.cpu(zone), conn, self.workers[target])
+            route = self.routes[key] = _Route(platform.resolve(network), platform.resolve(storage), platform.cpu(zone),
+                                              conn, self.workers[target])
         return route
 
     def _storage(self, target: str, op: str, offset: float, size: float, route: _Route) -> Event:
         """Memory <-> device: the server's PCIe/SAS hops alongside the target I/O."""
         platform = self.ctx.platform
         env = self.ctx.env
-        hops_end = platform.transfer_finish(route.storage, size)
+        hops_end = platform.finish_on(route.storage, size, env.now)
         device_end = platform.target_finish(target, op, offset, size)
         if device_end is not None:
             return env.timeout(max(hops_end, device_end) - env.now)
@@ -234,6 +234,7 @@ class BeeGFSModel:
         delay: float,
     ) -> Generator[Event, object, None]:
         ctx = self.ctx
+        env = ctx.env
         platform = ctx.platform
         target = f.targets[index % len(f.targets)]
         route = self._route(t, client, client_hca, target)
@@ -244,7 +245,7 @@ class BeeGFSModel:
         if wait is not None:
             yield wait
         if ctx.io_op == "write":
-            yield platform.transfer(route.network, size, delay)
+            yield env.timeout(platform.finish_on(route.network, size, env.now + delay) - env.now)
             wait = route.workers.acquire()
             if wait is not None:
                 yield wait
@@ -257,6 +258,6 @@ class BeeGFSModel:
                 yield wait
             yield route.cpu.serve(stream.exponential(self.server_cpu))
             yield self._storage(target, "read", device_offset, size, route)
-            yield platform.transfer(route.network, size, delay)
+            yield env.timeout(platform.finish_on(route.network, size, env.now + delay) - env.now)
             route.workers.release()
         route.conn.release()

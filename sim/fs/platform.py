@@ -66,6 +66,23 @@ class Platform:
             self.stations[station.name] = station
         return station
 
+    def resolve(self, hops: list[Hop]) -> list[tuple[Station, float]]:
+        """Stations of ``hops`` with their seconds per byte (resolved once per route, not per request)."""
+        resolved = []
+        for component, direction in hops:
+            station = self.station(component, direction)
+            resolved.append((station, 1.0 / self.rates[station.name]))
+        return resolved
+
+    @staticmethod
+    def finish_on(stations: list[tuple[Station, float]], size: float, end: float) -> float:
+        """When a cut-through transfer over resolved ``stations`` ends, and no earlier than ``end``."""
+        for station, per_byte in stations:
+            finish = station.reserve(size * per_byte)
+            if finish > end:
+                end = finish
+        return end
+
     def transfer_finish(self, hops: list[Hop], size: float, latency: float = 0.0) -> float:
         """When a cut-through transfer over ``hops`` started now ends (``latency`` runs alongside)."""
         end = self.env.now + latency

@@ -1,0 +1,65 @@
+"""Speed of pfssim: wall time, simulated requests per second and peak memory of each default suite.
+
+"req/s" counts every benchmark request the engine simulated (warm-up included) per second of wall
+time, set-up included; "req/s@top" is the same over the points at the suite's largest thread count.
+
+Run: ``python bench/bench_suites.py [TOPOLOGY...] [--threads 1,1024]`` (or ``tox -e bench``). Each
+suite runs in its own process so that its peak resident memory is its own. This is a benchmark that
+prints figures, not a test: nothing here passes or fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import resource
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Queue) -> None:
+    from sim.benchmarks.suite import default_workloads, run_suite
+    from sim.topology.build import load_system
+
+    system = load_system(topology)
+    workloads = default_workloads(system)
+    if threads:
+        workloads = [w.with_threads(threads) for w in workloads]
+    started = time.perf_counter()
+    result = run_suite(system, workloads, seed=1)
+    wall = time.perf_counter() - started
+    requests = sum(p.requests_total for p in result.points)
+    slowest = max(result.points, key=lambda p: p.wall_s)
+    top = max(p.threads for p in result.points)
+    at_top = [p for p in result.points if p.threads == top]
+    rate_top = sum(p.requests_total for p in at_top) / sum(p.wall_s for p in at_top)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    queue.put((Path(topology).stem, len(result.points), wall, requests / wall, top, rate_top,
+               slowest.wall_s, f"{slowest.workload} {slowest.op} {slowest.threads}", peak_mib))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("topologies", nargs="*", help="default: every shipped topology")
+    parser.add_argument("--threads", help="comma-separated thread counts replacing the suites' own")
+    args = parser.parse_args()
+    topologies = args.topologies or sorted(str(p) for p in (ROOT / "topologies").glob("*.yaml"))
+    threads = [int(x) for x in args.threads.split(",")] if args.threads else None
+    context = multiprocessing.get_context("spawn")
+    header = (f"{'suite':26s} {'points':>6s} {'wall s':>8s} {'req/s':>9s} {'top thr':>7s} {'req/s@top':>9s} "
+              f"{'slowest s':>9s}  {'peak MiB':>8s}  slowest point")
+    print(header)
+    for topology in topologies:
+        queue: multiprocessing.Queue = context.Queue()
+        process = context.Process(target=_measure, args=(topology, threads, queue))
+        process.start()
+        name, points, wall, rate, top, rate_top, slow_s, slow, peak = queue.get()
+        process.join()
+        print(f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {top:7d} {rate_top:9.0f} {slow_s:9.2f}  "
+              f"{peak:8.0f}  {slow}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
