@@ -167,6 +167,7 @@ def run_point(
         bottleneck_utilization=utilization.get(bottleneck, 0.0),
         utilization=dict(sorted(utilization.items())),
         requests=meter.count - count0,
+        requests_total=meter.count,
         simulated_s=window,
         wall_s=time.perf_counter() - started,
         batches=len(amounts),
