@@ -36,8 +36,19 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
     at_top = [p for p in result.points if p.threads == top]
     rate_top = sum(p.requests_total for p in at_top) / sum(p.wall_s for p in at_top)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put((Path(topology).stem, len(result.points), wall, requests / wall, top, rate_top,
-               slowest.wall_s, f"{slowest.workload} {slowest.op} {slowest.threads}", peak_mib))
+    queue.put(
+        (
+            Path(topology).stem,
+            len(result.points),
+            wall,
+            requests / wall,
+            top,
+            rate_top,
+            slowest.wall_s,
+            f"{slowest.workload} {slowest.op} {slowest.threads}",
+            peak_mib,
+        )
+    )
 
 
 def main() -> None:
@@ -48,8 +59,10 @@ def main() -> None:
     topologies = args.topologies or sorted(str(p) for p in (ROOT / "topologies").glob("*.yaml"))
     threads = [int(x) for x in args.threads.split(",")] if args.threads else None
     context = multiprocessing.get_context("spawn")
-    header = (f"{'suite':26s} {'points':>6s} {'wall s':>8s} {'req/s':>9s} {'top thr':>7s} {'req/s@top':>9s} "
-              f"{'slowest s':>9s}  {'peak MiB':>8s}  slowest point")
+    header = (
+        f"{'suite':26s} {'points':>6s} {'wall s':>8s} {'req/s':>9s} {'top thr':>7s} {'req/s@top':>9s} "
+        f"{'slowest s':>9s}  {'peak MiB':>8s}  slowest point"
+    )
     print(header)
     for topology in topologies:
         queue: multiprocessing.Queue = context.Queue()
@@ -57,8 +70,11 @@ def main() -> None:
         process.start()
         name, points, wall, rate, top, rate_top, slow_s, slow, peak = queue.get()
         process.join()
-        print(f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {top:7d} {rate_top:9.0f} {slow_s:9.2f}  "
-              f"{peak:8.0f}  {slow}", flush=True)
+        print(
+            f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {top:7d} {rate_top:9.0f} {slow_s:9.2f}  "
+            f"{peak:8.0f}  {slow}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -64,16 +64,8 @@ _PARAMETERS = [
         "issues at most this many per drive [ASSUMED]",
     ),
     Parameter(
-        "me4_destage_per_vdisk",
-        16,
-        "writes",
-        "write-back destages an ME4 controller keeps in flight per virtual disk once its cache is full",
-        "fitted once: beegfs-high-capacity random 4 KiB write plateau (31K IOPS)",
-        "beegfs-high-capacity iozone random write",
-    ),
-    Parameter(
         "me4_cache_entries_per_vdisk",
-        256,
+        64,
         "writes",
         "dirty writes held per virtual disk in the simulated write-back cache; a long benchmark runs "
         "with the cache full, where throughput is the destage rate and does not depend on cache size",

@@ -24,8 +24,18 @@ def _pinned(path: Path) -> list[dict]:
     system = load_system(path)
     workloads = [w.with_threads(THREADS) for w in default_workloads(system)]
     result = run_suite(system, workloads, seed=1)
-    return [{"workload": p.workload, "op": p.op, "threads": p.threads, "value": p.value,
-             "ci_low": p.ci_low, "ci_high": p.ci_high, "bottleneck": p.bottleneck} for p in result.points]
+    return [
+        {
+            "workload": p.workload,
+            "op": p.op,
+            "threads": p.threads,
+            "value": p.value,
+            "ci_low": p.ci_low,
+            "ci_high": p.ci_high,
+            "bottleneck": p.bottleneck,
+        }
+        for p in result.points
+    ]
 
 
 @pytest.mark.parametrize("path", TOPOLOGIES, ids=lambda p: p.stem)
@@ -36,7 +46,8 @@ def test_default_suite_is_pinned(path: Path) -> None:
         golden.write_text(json.dumps(points, indent=2) + "\n")
     expected = json.loads(golden.read_text())
     assert [(p["workload"], p["op"], p["threads"], p["bottleneck"]) for p in points] == [
-        (p["workload"], p["op"], p["threads"], p["bottleneck"]) for p in expected]
+        (p["workload"], p["op"], p["threads"], p["bottleneck"]) for p in expected
+    ]
     for got, want in zip(points, expected, strict=True):
         for key in ("value", "ci_low", "ci_high"):
             assert got[key] == pytest.approx(want[key], rel=1e-6), (got["workload"], got["op"], got["threads"], key)

@@ -4,8 +4,10 @@ A host command first takes the controller's command engine (1 / IOPS ceiling of 
 then its data path (bytes / the controller's share of the array's sequential rate). Reads then go
 to the virtual disk. Writes are acknowledged from the write-back cache: a benchmark that moves
 terabytes through a cache of a few GiB runs with the cache full, so a write is admitted only when
-a destage frees space, and the long-run write rate is the rate at which ``me4_destage_per_vdisk``
-concurrent destages per virtual disk drain it. The simulated cache starts full of writes shaped
+a destage frees space, and the long-run write rate is the rate at which destages drain it. While
+destaging, the controller keeps every member drive's command queue full: the destages in flight
+per virtual disk are ``hdd_ncq_depth`` x members / (drive commands per destage), e.g. 32 x 10 / 6
+= 53 read-modify-writes of a 4 KiB write on RAID6 8+2, or 32 full-stripe writes. The simulated cache starts full of writes shaped
 like the workload's (``prefill``); its size in entries (``me4_cache_entries_per_vdisk``) changes
 the length of the start-up transient, not the steady state.
 """
@@ -31,7 +33,7 @@ class WriteBackCache:
         self.env = env
         self.device = device
         self.entries = int(value("me4_cache_entries_per_vdisk"))
-        self.destagers = int(value("me4_destage_per_vdisk"))
+        self.destagers = 1
         self.dirty: deque[tuple[float, float]] = deque()
         self.waiting: deque[tuple[Event, float, float]] = deque()
         self.active = 0
@@ -39,6 +41,10 @@ class WriteBackCache:
 
     def prefill(self, sample: Callable[[], tuple[float, float]]) -> None:
         """Start full of writes drawn from ``sample`` (offset, size), as after a long write phase."""
+        _, size = sample()
+        commands = self.device.member_commands("write", size)
+        self.destagers = max(1, round(value("hdd_ncq_depth") * len(self.device.members) / commands))
+        self.entries = max(self.entries, 2 * self.destagers)
         while len(self.dirty) < self.entries:
             self.dirty.append(sample())
         self._kick()

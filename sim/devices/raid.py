@@ -55,6 +55,19 @@ class RaidDevice:
         self.computable = level in (0, 1, 10) and all(isinstance(m, SsdDrive) for m in members)
         self._split: dict[tuple[float, float], list[Piece]] = {}
 
+    def member_commands(self, op: str, size: float) -> int:
+        """Drive commands one aligned group I/O of ``size`` bytes costs (reads and writes)."""
+        if op == "read":
+            return max(1, min(self.data, int(-(-size // self.su))))
+        if self.level == 0:
+            return max(1, min(self.n, int(-(-size // self.su))))
+        if self.level in (1, 10):
+            return 2 * max(1, min(self.n // 2, int(-(-size // self.su))))
+        width = self.data * self.su
+        if size >= width:
+            return self.n * int(size // width)
+        return 2 * (1 + self.parity)  # read-modify-write of one chunk: data + parity, read then written
+
     def finish_time(self, op: str, offset: float, size: float) -> float:
         """When an I/O submitted now completes (only for ``computable`` groups)."""
         self.bytes[op] += size

@@ -109,18 +109,28 @@ class BeeGFSModel:
         return chosen
 
     def _create_files(self) -> list[BeeGFSFile]:
+        """Choose every thread's targets and place its chunk files.
+
+        IOzone's children create their files at the same moment, so the metadata server (and its
+        round-robin chooser) sees the creates in race order: a seeded permutation of the threads.
+        Each target's file system is fresh and the benchmark's chunk files share a directory, so
+        they are allocated one after another from the start of the target (XFS keeps a directory's
+        files together), not scattered over the whole device.
+        """
         state = [0]
-        files = []
+        order = self.ctx.streams("beegfs.create-order").permutation(self.ctx.threads)
+        chosen: dict[int, list[str]] = {}
+        for t in order:
+            chosen[t] = self._choose(t, state)
         per_target = self.file_size / self.num_targets
+        cursor: dict[str, float] = {}
+        files = []
         for t in range(self.ctx.threads):
-            targets = self._choose(t, state)
-            stream = self.ctx.streams(f"beegfs.file{t}")
             bases = []
-            for target in targets:
-                capacity = self.ctx.platform.raids[target].capacity
-                room = max(capacity - per_target, 0.0)
-                bases.append(float(int(stream.uniform() * room) // (1 << 20) * (1 << 20)))
-            files.append(BeeGFSFile(targets, bases))
+            for target in chosen[t]:
+                bases.append(cursor.get(target, 0.0))
+                cursor[target] = bases[-1] + per_target
+            files.append(BeeGFSFile(chosen[t], bases))
         return files
 
     def outstanding(self) -> int:
@@ -128,8 +138,21 @@ class BeeGFSModel:
         return self.ctx.threads
 
     def prefill_caches(self) -> None:
-        """Start controller write caches full, with writes shaped like this workload's pieces."""
-        self.ctx.platform.prefill_caches(min(self.ctx.workload.record_size, self.chunk))
+        """Start controller write caches full of writes like this workload's: same size, same files."""
+        piece = min(self.ctx.workload.record_size, self.chunk)
+        per_target = self.file_size / self.num_targets
+        regions: dict[str, list[float]] = {}
+        for f in self.files:
+            for target, base in zip(f.targets, f.bases, strict=True):
+                regions.setdefault(target, []).append(base)
+        stream = self.ctx.streams("cache.prefill")
+        slots = max(int(per_target // piece), 1)
+
+        def sampler(target: str):  # noqa: ANN202 - a (offset, size) sampler per target
+            bases = regions.get(target) or [0.0]
+            return lambda: (bases[stream.integer(len(bases))] + stream.integer(slots) * piece, piece)
+
+        self.ctx.platform.prefill_caches_with(sampler)
 
     # -- threads ---------------------------------------------------------------------------------
 
@@ -207,8 +230,9 @@ class BeeGFSModel:
             network = platform.network_hops(client_hca, server_hca, op)
             network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
             storage = platform.storage_hops(service.server, zone, target, op)
-            route = self.routes[key] = _Route(platform.resolve(network), platform.resolve(storage), platform.cpu(zone),
-                                              conn, self.workers[target])
+            route = self.routes[key] = _Route(
+                platform.resolve(network), platform.resolve(storage), platform.cpu(zone), conn, self.workers[target]
+            )
         return route
 
     def _storage(self, target: str, op: str, offset: float, size: float, route: _Route) -> Event:

@@ -63,8 +63,16 @@ class GpfsModel:
         return sum(min(self.ctx.threads_on(c) * cap, cap) for c in self.ctx.system.clients)
 
     def prefill_caches(self) -> None:
-        """Controller write caches start full of writes the size of this workload's NSD requests."""
-        self.ctx.platform.prefill_caches(self.unit)
+        """Controller write caches start full of writes like this workload's (scattered: anywhere)."""
+        stream = self.ctx.streams("cache.prefill")
+        unit = self.unit
+        block = self.block
+
+        def sampler(nsd: str):  # noqa: ANN202 - a (offset, size) sampler per LUN
+            blocks = max(int(self.ctx.platform.raids[nsd].capacity // block), 1)
+            return lambda: (stream.integer(blocks) * block + stream.integer(max(int(block // unit), 1)) * unit, unit)
+
+        self.ctx.platform.prefill_caches_with(sampler)
 
     def start(self) -> None:
         """One process per benchmark thread."""

@@ -10,6 +10,7 @@ queue at whichever hop is loaded. CPUs are multi-server stations with one server
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from collections import deque
 
 import simpy
@@ -122,17 +123,11 @@ class Platform:
                 out[station.name] = station
         return out
 
-    def prefill_caches(self, piece: float, stream_name: str = "cache.prefill") -> None:
-        """Fill every ME4 write cache with writes of ``piece`` bytes at random aligned offsets."""
-        stream = self.streams(stream_name)
+    def prefill_caches_with(self, sampler: Callable[[str], Callable[[], tuple[float, float]]]) -> None:
+        """Fill every ME4 write cache; ``sampler(vdisk)`` draws (offset, size) of one dirty write."""
         for controller in self.controllers.values():
-            for cache in controller.caches.values():
-                slots = max(int(cache.device.capacity // piece), 1)
-
-                def sample(slots: int = slots) -> tuple[float, float]:
-                    return stream.integer(slots) * piece, piece
-
-                cache.prefill(sample)
+            for vdisk, cache in controller.caches.items():
+                cache.prefill(sampler(vdisk))
 
     # -- devices ---------------------------------------------------------------------------------
 
