@@ -7,9 +7,10 @@ terabytes through a cache of a few GiB runs with the cache full, so a write is a
 a destage frees space, and the long-run write rate is the rate at which destages drain it. While
 destaging, the controller keeps every member drive's command queue full: the destages in flight
 per virtual disk are ``hdd_ncq_depth`` x members / (drive commands per destage), e.g. 32 x 10 / 6
-= 53 read-modify-writes of a 4 KiB write on RAID6 8+2, or 32 full-stripe writes. The simulated cache starts full of writes shaped
-like the workload's (``prefill``); its size in entries (``me4_cache_entries_per_vdisk``) changes
-the length of the start-up transient, not the steady state.
+= 53 read-modify-writes of a 4 KiB write on RAID6 8+2, or 32 full-stripe writes.
+
+The simulated cache starts full of writes shaped like the workload's (``prefill``); its size in
+entries (``me4_cache_entries_per_vdisk``) changes the start-up transient, not the steady state.
 """
 
 from __future__ import annotations

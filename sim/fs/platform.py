@@ -10,8 +10,8 @@ queue at whichever hop is loaded. CPUs are multi-server stations with one server
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
 from collections import deque
+from collections.abc import Callable
 
 import simpy
 from simpy.events import Event
