@@ -40,3 +40,66 @@ def test_validate_all_shipped() -> None:
 def test_usage_error_is_exit_2() -> None:
     assert run_cli("show").code == 2
     assert run_cli("frobnicate").code == 2
+
+
+TINY = str(ROOT / "tests" / "data" / "tiny.yaml")
+
+
+def test_run_json_points_carry_the_promised_fields(tmp_path) -> None:
+    plot = tmp_path / "curves.svg"
+    result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1,4", "--json",
+                     "--plot", str(plot), "--seed", "3")
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["schema_version"] == 1 and data["seed"] == 3
+    assert data["inputs"]["topology"]["name"] == "tiny" and len(data["inputs"]["topology"]["sha256"]) == 64
+    assert [(p["op"], p["threads"]) for p in data["points"]] == [("write", 1), ("write", 4), ("read", 1), ("read", 4)]
+    for point in data["points"]:
+        assert point["benchmark"] == "iozone_seq_nn" and point["workload"] == "beegfs-hp-iozone-seq"
+        assert point["ci_low"] <= point["value"] <= point["ci_high"]
+        assert point["bottleneck"] in point["utilization"]
+    assert plot.read_text().lstrip().startswith("<?xml")
+
+
+def test_run_is_deterministic() -> None:
+    args = ("run", TINY, "--workload", "beegfs-hp-iozone-random", "--threads", "8", "--json")
+    first, second = json.loads(run_cli(*args).stdout), json.loads(run_cli(*args).stdout)
+    assert first["points"] == second["points"]
+
+
+def test_run_cmd_line() -> None:
+    result = run_cli("run", TINY, "--cmd", "iozone -i 0 -c -e -w -r 1m -I -s 8g -t 2 -+n", "--json")
+    assert result.code == 0, result.stderr
+    (point,) = json.loads(result.stdout)["points"]
+    assert (point["benchmark"], point["op"], point["threads"]) == ("iozone_seq_nn", "write", 2)
+
+
+def test_run_table() -> None:
+    result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "2")
+    assert result.code == 0
+    assert "beegfs-hp-iozone-seq" in result.stdout and "GB/s" in result.stdout and "storage" in result.stdout
+
+
+def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
+    unsupported = run_cli("run", TINY, "--cmd", "iozone -i 0 -r 1m -s 1g -t 2 -x")
+    assert unsupported.code == 2 and "-x" in unsupported.stderr and unsupported.stdout == ""
+    unknown = run_cli("run", TINY, "--workload", "no-such-workload")
+    assert unknown.code == 2 and "no-such-workload" in unknown.stderr
+    bad_plot = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--plot", str(tmp_path / "x.gif"))
+    assert bad_plot.code == 2 and ".png or .svg" in bad_plot.stderr
+    assert not (tmp_path / "x.gif").exists()
+    assert run_cli("run", TINY, "--threads", "0").code == 2
+
+
+def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:
+    assert run_cli("validate", str(ROOT / "workloads" / "pixstor-ior-n1.yaml")).code == 0
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    topology = tmp_path / "t.yaml"
+    topology.write_text((ROOT / "topologies" / "beegfs-edr-2019.yaml").read_text().replace(
+        "benchmarks: [beegfs-hp-iozone-seq,", "benchmarks: [beegfs-hp-iozone-sequential,"))
+    result = run_cli("validate", str(topology))
+    assert result.code == 2 and "beegfs-hp-iozone-sequential" in result.stdout
+    line = topology.read_text()[: topology.read_text().index("benchmarks:")].count("\n") + 1
+    assert f"{topology}:{line} benchmarks[0]:" in result.stdout

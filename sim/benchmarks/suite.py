@@ -21,7 +21,8 @@ def default_workloads(system: System) -> list[Workload]:
         try:
             workloads.append(find_workload(name))
         except WorkloadError as exc:
-            problems += [Problem(system.file, None, f"benchmarks[{i}]", p.message) for p in exc.problems]
+            line = system.source_map.line(("benchmarks", i)) if system.source_map else None
+            problems += [Problem(system.file, line, f"benchmarks[{i}]", p.message) for p in exc.problems]
     if problems:
         raise WorkloadError(problems)
     return workloads

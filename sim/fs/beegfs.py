@@ -70,6 +70,7 @@ class BeeGFSModel:
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], _Route] = {}
         self.file_size = ctx.workload.file_size_for(ctx.threads)
+        self.shared = ctx.workload.benchmark == "ior_seq_n1"
         self.files = self._create_files()
 
     # -- layout ----------------------------------------------------------------------------------
@@ -118,6 +119,11 @@ class BeeGFSModel:
         files together), not scattered over the whole device.
         """
         state = [0]
+        if self.shared:
+            # IOR N-1: task 0 creates the one file; every task writes its own block of it.
+            targets = self._choose(0, state)
+            whole = BeeGFSFile(targets, [0.0] * len(targets))
+            return [whole] * self.ctx.threads
         order = self.ctx.streams("beegfs.create-order").permutation(self.ctx.threads)
         chosen: dict[int, list[str]] = {}
         for t in order:
@@ -142,10 +148,12 @@ class BeeGFSModel:
         piece = min(self.ctx.workload.record_size, self.chunk)
         per_target = self.file_size / self.num_targets
         regions: dict[str, list[float]] = {}
-        for f in self.files:
+        for f in self.files[:1] if self.shared else self.files:
             for target, base in zip(f.targets, f.bases, strict=True):
                 regions.setdefault(target, []).append(base)
         stream = self.ctx.streams("cache.prefill")
+        if self.shared:
+            per_target = self.file_size * self.ctx.threads / self.num_targets
         slots = max(int(per_target // piece), 1)
 
         def sampler(target: str):  # noqa: ANN202 - a (offset, size) sampler per target
@@ -174,6 +182,8 @@ class BeeGFSModel:
         record = ctx.workload.record_size
         records = max(int(self.file_size // record), 1)
         position = stream.integer(records) * record  # threads start at different points of their files
+        # A shared file (IOR N-1) holds task t's block at t x block size (IOR's layout with -s 1).
+        region = t * self.file_size if self.shared else 0.0
         amount = 1.0 if ctx.random else record
         yield env.timeout(stream.uniform() * 1e-4)  # break lock-step start
         while True:
@@ -186,7 +196,7 @@ class BeeGFSModel:
             if client_cpu is not None:
                 yield client_cpu.serve(cpu_time)
                 cpu_time = 0.0
-            pieces = self._pieces(offset, record)
+            pieces = self._pieces(region + offset, record)
             for first in range(0, len(pieces), self.num_targets):
                 batch = pieces[first : first + self.num_targets]
                 if len(batch) == 1:

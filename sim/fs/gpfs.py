@@ -50,7 +50,12 @@ class GpfsModel:
         self.file_size = ctx.workload.file_size_for(ctx.threads)
         self.record = ctx.workload.record_size
         self.unit = min(self.record, self.block)
-        self.starts = [ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)]
+        # IOR N-1: one file (one start NSD); task t's block starts at t x block size in it.
+        self.shared = ctx.workload.benchmark == "ior_seq_n1"
+        first = ctx.streams("gpfs.file0").integer(len(self.nsds))
+        self.starts = [
+            first if self.shared else ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)
+        ]
         self.routes: dict[tuple[str, str], tuple[list, list, str, object]] = {}
 
     def outstanding(self) -> int:
@@ -85,11 +90,12 @@ class GpfsModel:
         """Endless (nsd, offset on the LUN, size) of a thread's requests, in issue order."""
         units_per_file = max(int(self.file_size // self.unit), 1)
         position = stream.integer(units_per_file)
+        region = t * self.file_size if self.shared else 0.0
         d = len(self.nsds)
         while True:
             index = stream.integer(units_per_file) if self.ctx.random else position
             position = (position + 1) % units_per_file
-            byte = index * self.unit
+            byte = region + index * self.unit
             block = int(byte // self.block)
             nsd = self.nsds[(self.starts[t] + block) % d]
             capacity = self.ctx.platform.raids[nsd].capacity
@@ -97,7 +103,8 @@ class GpfsModel:
             if self.fs.allocation == "scattered":
                 slot = stream.integer(max(int(capacity // self.block), 1))
             else:
-                slot = (t * 7919 + block // d) % max(int(capacity // self.block), 1)
+                owner = 0 if self.shared else t
+                slot = (owner * 7919 + block // d) % max(int(capacity // self.block), 1)
             yield nsd, slot * self.block + within, self.unit
 
     def _thread(self, t: int) -> Generator[Event, object, None]:

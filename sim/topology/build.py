@@ -68,7 +68,7 @@ class Builder:
         self.catalogue = catalogue
         self.smap = smap
         self.problems: list[Problem] = []
-        self.system = System(spec=spec, file=smap.file)
+        self.system = System(spec=spec, file=smap.file, source_map=smap)
         self.hcas_of_server: dict[str, list[str]] = {}
         self.hbas_of_server: dict[str, list[tuple[str, int, int]]] = {}
         self.pools: dict[str, _Pool] = {}

@@ -13,6 +13,7 @@ import networkx as nx
 
 from sim.config.parts import Drive
 from sim.config.system import SystemSpec
+from sim.config.yamlio import SourceMap
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class System:
     data_tier_drives: list[str] = field(default_factory=list)
     drive_parts: dict[str, Drive] = field(default_factory=dict)
     part_names: dict[str, str] = field(default_factory=dict)
+    source_map: SourceMap | None = None  # where each YAML path of the topology is, for later errors
 
     @property
     def name(self) -> str:
