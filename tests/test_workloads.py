@@ -199,3 +199,24 @@ def test_malformed_workload_is_a_workload_error(tmp_path: Path) -> None:
         load_workload(file)
     assert info.value.problems[0].file == str(file)
     assert "malformed YAML" in info.value.problems[0].message
+
+
+def test_names_resolve_beside_the_topology_when_installed(tmp_path, monkeypatch) -> None:
+    """An installed pfssim (package in site-packages) finds workloads/ next to topologies/."""
+    import shutil
+
+    import sim.benchmarks.workloads as module
+    from sim.benchmarks.suite import default_workloads
+    from sim.topology.build import load_system
+    from tests.conftest import ROOT
+
+    monkeypatch.setattr(module, "REPOSITORY_WORKLOADS", tmp_path / "nowhere")
+    monkeypatch.chdir(tmp_path)
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "topologies", site / "topologies")
+    shutil.copytree(ROOT / "workloads", site / "workloads")
+    system = load_system(site / "topologies" / "beegfs-hdr100.yaml")
+    assert [w.name for w in default_workloads(system)] == list(system.spec.benchmarks)
+    shutil.rmtree(site / "workloads")
+    with pytest.raises(WorkloadError, match="unknown workload 'beegfs-hp-iozone-seq'"):
+        default_workloads(load_system(site / "topologies" / "beegfs-hdr100.yaml"))

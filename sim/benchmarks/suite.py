@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_workload
 from sim.benchmarks.result import RunResult
@@ -19,7 +20,7 @@ def default_workloads(system: System) -> list[Workload]:
     problems = []
     for i, name in enumerate(system.spec.benchmarks):
         try:
-            workloads.append(find_workload(name))
+            workloads.append(find_workload(name, Path(system.file)))
         except WorkloadError as exc:
             line = system.source_map.line(("benchmarks", i)) if system.source_map else None
             problems += [Problem(system.file, line, f"benchmarks[{i}]", p.message) for p in exc.problems]

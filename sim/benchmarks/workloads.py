@@ -10,10 +10,29 @@ from sim.config.workload import Workload
 from sim.config.yamlio import SourceMap, load_yaml
 from sim.errors import ConfigError, Problem, WorkloadError
 
+#: The repository's own ``workloads/`` (found when pfssim runs from a checkout or an editable install).
+REPOSITORY_WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
 
-def workload_dir() -> Path:
-    """The repository's ``workloads/`` folder, where the shipped workload files live."""
-    return Path(__file__).resolve().parents[2] / "workloads"
+
+def workload_dirs(topology: Path | None = None) -> list[Path]:
+    """Where workload names are looked up, in order: ``workloads/`` beside the topology's folder
+    (``topologies/x.yaml`` -> ``workloads/``), ``workloads/`` in the current directory, the repository's."""
+    candidates = []
+    if topology is not None:
+        here = Path(topology).resolve().parent
+        candidates += [here.parent / "workloads", here / "workloads"]
+    candidates += [Path.cwd() / "workloads", REPOSITORY_WORKLOADS]
+    unique: list[Path] = []
+    for path in candidates:
+        if path.is_dir() and path.resolve() not in [u.resolve() for u in unique]:
+            unique.append(path)
+    return unique
+
+
+def workload_dir(topology: Path | None = None) -> Path:
+    """The first workload folder found (the repository's when none is)."""
+    dirs = workload_dirs(topology)
+    return dirs[0] if dirs else REPOSITORY_WORKLOADS
 
 
 def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
@@ -58,31 +77,33 @@ def load_workload(path: Path) -> Workload:
     return workload
 
 
-def known_workloads() -> list[str]:
-    """Names of the shipped workloads, sorted."""
-    return sorted(path.stem for path in workload_dir().glob("*.yaml"))
+def known_workloads(topology: Path | None = None) -> list[str]:
+    """Names of the workloads that can be given by name, sorted."""
+    return sorted({path.stem for folder in workload_dirs(topology) for path in folder.glob("*.yaml")})
 
 
-def find_workload(name_or_path: str) -> Workload:
-    """A workload given as a path to a ``.yaml`` file or as the name of a shipped one."""
+def find_workload(name_or_path: str, topology: Path | None = None) -> Workload:
+    """A workload given as a path to a ``.yaml`` file, or by name from :func:`workload_dirs`."""
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml") or "/" in name_or_path or candidate.is_file():
         return load_workload(candidate)
-    path = workload_dir() / f"{name_or_path}.yaml"
-    if not path.is_file():
-        known = ", ".join(known_workloads()) or "none"
-        raise WorkloadError(
-            [
-                Problem(
-                    str(workload_dir()),
-                    None,
-                    "",
-                    f"unknown workload {name_or_path!r} (known: {known}); give one of these names or a path to "
-                    "a .yaml file",
-                )
-            ]
-        )
-    return load_workload(path)
+    for folder in workload_dirs(topology):
+        path = folder / f"{name_or_path}.yaml"
+        if path.is_file():
+            return load_workload(path)
+    known = ", ".join(known_workloads(topology)) or "none"
+    searched = ", ".join(str(d) for d in workload_dirs(topology)) or "no workloads/ folder found"
+    raise WorkloadError(
+        [
+            Problem(
+                "--workload",
+                None,
+                "",
+                f"unknown workload {name_or_path!r} (known: {known}; searched {searched}); give one of these "
+                "names or a path to a .yaml file",
+            )
+        ]
+    )
 
 
 def is_workload_file(path: Path) -> bool:

@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sim.topology.build import load_system
 
     system = load_system(args.topology)
-    workloads = [find_workload(w) for w in args.workload]
+    workloads = [find_workload(w, args.topology) for w in args.workload]
     workloads += [parse_command(c, name=f"cmd{i + 1}") for i, c in enumerate(args.cmd)]
     if not workloads:
         workloads = default_workloads(system)
