@@ -24,7 +24,7 @@ def render_run(result: RunResult, console: Console) -> None:
         table.add_column("threads", justify="right")
         table.add_column("predicted", justify="right")
         table.add_column("95% CI", justify="right")
-        table.add_column("bottleneck")
+        table.add_column("bottleneck", overflow="fold")
         table.add_column("util.", justify="right")
         for op in workload.ops:
             for point in result.curve(workload.name, op):

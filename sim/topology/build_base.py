@@ -1,0 +1,142 @@
+"""Shared state and helpers of the topology builder: names, parts, bus rates, located problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.config.load import Catalogue
+from sim.config.parts import Bus, Cpu, Drive, Hca, Link, Part
+from sim.config.system import (
+    ServiceSpec,
+    SystemSpec,
+)
+from sim.config.yamlio import SourceMap
+from sim.errors import ConfigError, Problem
+from sim.topology.model import Component, System
+
+YamlPath = tuple[str | int, ...]
+
+_SERVICE_SHORT = {"beegfs-mgmt": "mgmtd", "beegfs-meta": "meta", "beegfs-storage": "storage"}
+_SERVICE_ROLE = {"beegfs-meta": "metadata", "beegfs-storage": "data"}
+
+
+class _Abort(Exception):
+    """Raised to stop building one declaration after its problem was recorded."""
+
+
+@dataclass
+class _Pool:
+    """Drives declared together (a NUMA zone, an enclosure) from which RAID groups are dealt."""
+
+    name: str
+    drives: list[str] = field(default_factory=list)
+    parts: list[tuple[str, Drive]] = field(default_factory=list)
+    upstream: list[str] = field(default_factory=list)
+    used: dict[int, str] = field(default_factory=dict)
+
+
+def expand_names(pattern: str, count: int, start: int) -> list[str]:
+    """``storage{i}`` x 3 from 1 -> storage1..storage3; a pattern without ``{i}`` needs count 1."""
+    if "{i}" not in pattern:
+        if count != 1:
+            raise ValueError(f"name {pattern!r} needs an '{{i}}' placeholder when count is {count}")
+        return [pattern]
+    return [pattern.replace("{i}", str(start + i)) for i in range(count)]
+
+
+class BuilderBase:
+    """State shared by the build steps; every problem is recorded with its YAML path."""
+
+    def __init__(self, spec: SystemSpec, catalogue: Catalogue, smap: SourceMap) -> None:
+        self.spec = spec
+        self.catalogue = catalogue
+        self.smap = smap
+        self.problems: list[Problem] = []
+        self.system = System(spec=spec, file=smap.file, source_map=smap)
+        self.hcas_of_server: dict[str, list[str]] = {}
+        self.hbas_of_server: dict[str, list[tuple[str, int, int]]] = {}
+        self.pools: dict[str, _Pool] = {}
+        self.controllers: dict[str, list[str]] = {}
+        self.controller_ports: dict[str, int] = {}
+        self.controller_cables: dict[str, int] = {}
+        self.switch_ports: dict[str, int] = {}
+        self.switch_cables: dict[str, int] = {}
+        self.switch_paths: dict[str, YamlPath] = {}
+        self.server_cpu: dict[str, Cpu] = {}
+        self.pending_services: list[tuple[ServiceSpec, str, str | None, YamlPath, list[str]]] = []
+        self.group_paths: dict[str, YamlPath] = {}
+
+    def problem(self, path: YamlPath, message: str) -> None:
+        """Record a problem located at ``path`` in the topology file."""
+        self.problems.append(self.smap.problem(path, message))
+
+    def part(self, kind: str, name: str, overrides: dict[str, Any], path: YamlPath) -> Part:
+        """Resolve a catalogue part or record why not and abort this declaration."""
+        try:
+            return self.catalogue.resolve(kind, name, overrides, self.smap, path)
+        except ConfigError as exc:
+            self.problems.extend(exc.problems)
+            raise _Abort from None
+
+    def bus(self, name: str) -> Bus:
+        """A bus by name (catalogue references were checked on load)."""
+        entry = self.catalogue.get("buses", name)
+        assert entry is not None and isinstance(entry.part, Bus)
+        return entry.part
+
+    def lane_rate(self, bus_name: str, host_bus: str | None) -> float:
+        """Per-lane rate of a device on ``bus_name`` in a host whose slots are ``host_bus``.
+
+        A PCIe 4 card in a PCIe 3 server runs at PCIe 3 rates: the slower generation wins.
+        """
+        rate = self.bus(bus_name).lane_rate
+        if host_bus is not None and bus_name.startswith("pcie") and host_bus.startswith("pcie"):
+            rate = min(rate, self.bus(host_bus).lane_rate)
+        return rate
+
+    def names(self, pattern: str, count: int, start: int, path: YamlPath) -> list[str]:
+        """Expanded names, or a recorded problem."""
+        try:
+            return expand_names(pattern, count, start)
+        except ValueError as exc:
+            self.problem((*path, "name"), str(exc))
+            raise _Abort from None
+
+    def add_unique(self, component: Component, path: YamlPath) -> None:
+        """Add a component; two parts with one name are a problem."""
+        if component.name in self.system.components:
+            self.problem(path, f"name {component.name!r} is used twice")
+            raise _Abort
+        self.system.add(component)
+
+    def attach_hca(
+        self,
+        owner: str,
+        name: str,
+        ref_part: str,
+        overrides: dict[str, Any],
+        switch: str,
+        host_bus: str | None,
+        path: YamlPath,
+    ) -> str:
+        """An HCA node of ``owner`` cabled to ``switch``; capacity = min(link, PCIe slot)."""
+        part = self.part("hcas", ref_part, overrides, path)
+        assert isinstance(part, Hca)
+        link_entry = self.catalogue.get("links", part.link)
+        assert link_entry is not None and isinstance(link_entry.part, Link)
+        link_rate = link_entry.part.rate
+        pcie_rate = part.host.lanes * self.lane_rate(part.host.bus, host_bus)
+        rate = min(link_rate, pcie_rate)
+        limit = f"{part.link} link" if link_rate <= pcie_rate else f"PCIe {part.host.bus} x{part.host.lanes} slot"
+        if switch not in self.switch_ports:
+            known = ", ".join(self.switch_ports) or "none"
+            self.problem((*path, "switch"), f"unknown switch {switch!r} (switches: {known})")
+            raise _Abort
+        self.add_unique(Component(name, "hca", part.model, rate, rate, note=limit), path)
+        self.system.part_names[name] = ref_part
+        self.system.connect(owner, name)
+        self.system.connect(name, switch)
+        self.system.hca_switch[name] = switch
+        self.switch_cables[switch] += 1
+        return name

@@ -1,0 +1,148 @@
+"""Build steps for file-system services: BeeGFS daemons and GPFS NSD servers, bound to targets and HCAs."""
+
+from __future__ import annotations
+
+import fnmatch
+
+from sim.config.system import (
+    BeeGFSSpec,
+    GpfsSpec,
+    ServiceSpec,
+)
+from sim.topology.build_base import _SERVICE_ROLE, _SERVICE_SHORT, BuilderBase, YamlPath, _Abort
+from sim.topology.model import Component, Service
+
+
+class ServiceSteps(BuilderBase):
+    """Services, their targets and the HCAs they listen on."""
+
+    def build_filesystem(self) -> None:
+        """Services (BeeGFS daemons or GPFS NSD servers) bound to their targets and HCAs."""
+        fs = self.spec.filesystem
+        if isinstance(fs, BeeGFSSpec):
+            self.build_beegfs_services()
+        else:
+            if self.pending_services:
+                _, _, _, path, _ = self.pending_services[0]
+                self.problem(path, "BeeGFS services on a GPFS system; declare NSD servers under filesystem.nsds")
+            self.build_gpfs_nsds(fs)
+
+    def build_beegfs_services(self) -> None:
+        """Each declared BeeGFS service, with targets dealt from its zone or matched by pattern."""
+        counters: dict[tuple[str, str], int] = {}
+        kinds_seen = set()
+        for svc, server, zone, path, _ in self.pending_services:
+            kinds_seen.add(svc.kind)
+            role = _SERVICE_ROLE.get(svc.kind)
+            if svc.targets is not None:
+                targets = [g for g in self.system.groups if any(fnmatch.fnmatchcase(g, pat) for pat in svc.targets)]
+                if not targets:
+                    self.problem((*path, "targets"), f"no RAID group matches {svc.targets}")
+                    continue
+            elif role is not None and zone is not None:
+                targets = [g.name for g in self.system.groups.values() if g.pool == zone and g.role == role]
+                if not targets:
+                    self.problem(path, f"{svc.kind} in {zone} finds no RAID group of role {role!r} there")
+                    continue
+            elif role is not None:
+                self.problem(path, f"a server-level {svc.kind} needs 'targets' patterns")
+                continue
+            else:
+                targets = []
+            wrong = [t for t in targets if role is not None and self.system.groups[t].role != role]
+            if wrong:
+                self.problem(
+                    (*path, "targets"),
+                    f"{wrong[0]} has role {self.system.groups[wrong[0]].role!r}, "
+                    f"but {svc.kind} serves {role!r} targets",
+                )
+                continue
+            if targets and len(targets) % svc.count:
+                self.problem(
+                    (*path, "count"), f"{len(targets)} targets cannot be dealt evenly over {svc.count} services"
+                )
+                continue
+            hcas = self.service_hcas(svc, server, zone, path)
+            if hcas is None:
+                continue
+            per = len(targets) // svc.count if targets else 0
+            base = zone or server
+            for k in range(svc.count):
+                key = (base, svc.kind)
+                index = counters.get(key, 0)
+                counters[key] = index + 1
+                name = f"{base}.{_SERVICE_SHORT[svc.kind]}{index}"
+                mine = tuple(targets[k * per : (k + 1) * per])
+                self.add_service(Service(name, svc.kind, server, zone, mine, tuple(hcas), svc.workers), path)
+        for needed in ("beegfs-meta", "beegfs-storage"):
+            if needed not in kinds_seen:
+                self.problem(("servers",), f"a BeeGFS system needs at least one {needed} service")
+
+    def service_hcas(self, svc: ServiceSpec, server: str, zone: str | None, path: YamlPath) -> list[str] | None:
+        """The HCAs a service listens on, from its ``interfaces`` setting."""
+        all_hcas = self.hcas_of_server.get(server, [])
+        mode = svc.interfaces if svc.interfaces is not None else ("zone" if zone else "all")
+        if mode == "all":
+            return list(all_hcas)
+        if mode == "zone":
+            if zone is None:
+                self.problem((*path, "interfaces"), "'zone' interfaces need a service declared inside a NUMA zone")
+                return None
+            return [h for h in all_hcas if self.system.zone_of.get(h) == zone]
+        chosen = []
+        for i, h in enumerate(mode):
+            full = h if h in all_hcas else next((x for x in all_hcas if x.endswith("." + h)), None)
+            if full is None:
+                self.problem(
+                    (*path, "interfaces", i),
+                    f"server {server!r} has no HCA {h!r} (HCAs: {', '.join(all_hcas) or 'none'})",
+                )
+                return None
+            chosen.append(full)
+        return chosen
+
+    def add_service(self, service: Service, path: YamlPath) -> None:
+        """Register a service as a graph node attached to its zone or server."""
+        try:
+            self.add_unique(Component(service.name, "service", service.kind), path)
+        except _Abort:
+            return
+        self.system.services[service.name] = service
+        self.system.connect(service.zone or service.server, service.name)
+        for target in service.targets:
+            others = [s.name for s in self.system.services.values() if target in s.targets and s.name != service.name]
+            if others and service.kind.startswith("beegfs"):
+                self.problem(path, f"target {target!r} is served by both {others[0]} and {service.name}")
+
+    def build_gpfs_nsds(self, fs: GpfsSpec) -> None:
+        """One NSD-server service per server named in ``nsds``; LUN primaries alternate over the list."""
+        served: dict[str, list[str]] = {}
+        for n, nsd in enumerate(fs.nsds):
+            path: YamlPath = ("filesystem", "nsds", n)
+            luns = [g for g in self.system.groups if fnmatch.fnmatchcase(g, nsd.luns)]
+            if not luns:
+                self.problem((*path, "luns"), f"no RAID group matches {nsd.luns!r}")
+                continue
+            for s, server in enumerate(nsd.servers):
+                if server not in self.hcas_of_server:
+                    self.problem((*path, "servers", s), f"unknown server {server!r}")
+            for k, lun in enumerate(luns):
+                group = self.system.groups[lun]
+                if group.role != nsd.usage:
+                    self.problem((*path, "usage"), f"{lun} is declared with role {group.role!r}, not {nsd.usage!r}")
+                    break
+                if lun in served:
+                    self.problem((*path, "luns"), f"{lun} is already an NSD of another entry")
+                    break
+                order = nsd.servers[k % len(nsd.servers) :] + nsd.servers[: k % len(nsd.servers)]
+                served[lun] = [s for s in order if s in self.hcas_of_server]
+        by_server: dict[str, list[str]] = {}
+        for lun, servers in served.items():
+            for server in servers:
+                by_server.setdefault(server, []).append(lun)
+        for server, luns in by_server.items():
+            name = f"{server}.nsd"
+            self.add_service(
+                Service(name, "gpfs-nsd", server, None, tuple(luns), tuple(self.hcas_of_server[server])),
+                ("filesystem", "nsds"),
+            )

@@ -1,0 +1,246 @@
+"""Build steps for storage: enclosures, controllers, drive pools, and dealing drives into RAID groups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.config.parts import Drive, Enclosure
+from sim.config.system import (
+    DriveSet,
+    RaidSpec,
+)
+from sim.topology.build_base import BuilderBase, YamlPath, _Abort, _Pool
+from sim.topology.model import Component, RaidGroup
+
+
+class StorageSteps(BuilderBase):
+    """Enclosures, expansions, drive pools and RAID groups."""
+
+    def build_enclosures(self) -> None:
+        """Controller enclosures, their controllers, drives, virtual disks and expansions."""
+        for i, enc in enumerate(self.spec.enclosures):
+            path: YamlPath = ("enclosures", i)
+            try:
+                part = self.part("enclosures", enc.part, enc.overrides, path)
+                assert isinstance(part, Enclosure)
+                if part.kind != "controller":
+                    self.problem((*path, "part"), f"{enc.part!r} is an expansion enclosure; put it under 'expansion'")
+                    raise _Abort
+                for name in self.names(enc.name, enc.count, enc.start, path):
+                    self.build_enclosure(name, enc, part, path)
+            except _Abort:
+                continue
+
+    def build_enclosure(self, name: str, enc: Any, part: Enclosure, path: YamlPath) -> None:
+        """One controller enclosure (and its expansion, if any)."""
+        assert part.controllers and part.host_port_bus and part.host_port_lanes
+        self.add_unique(Component(name, "enclosure", part.model), path)
+        self.system.part_names[name] = enc.part
+        letters = [chr(ord("A") + c) for c in range(part.controllers)]
+        ctrl_names = []
+        for letter in letters:
+            ctrl = f"{name}.ctrl{letter}"
+            assert part.array_seq_read and part.array_seq_write
+            self.add_unique(
+                Component(
+                    ctrl,
+                    "controller",
+                    part.model,
+                    part.array_seq_read / part.controllers,
+                    part.array_seq_write / part.controllers,
+                    note="array rate shared equally by its controllers",
+                ),
+                path,
+            )
+            self.system.connect(name, ctrl)
+            ctrl_names.append(ctrl)
+            self.controller_ports[ctrl] = part.host_ports_per_controller or 0
+            self.controller_cables[ctrl] = 0
+        self.controllers[name] = ctrl_names
+        assert part.array_read_iops and part.array_write_iops
+        self.system.enclosure_iops[name] = (part.array_read_iops, part.array_write_iops)
+        pool = self.make_pool(name, enc.drives, part.slots, ctrl_names, path)
+        owners = self.deal_groups(pool, enc.raid_groups, enc.spares, "vd{i}", path, ctrl_names, 0)
+        if enc.expansion is None:
+            return
+        epath: YamlPath = (*path, "expansion")
+        exp_part = self.part("enclosures", enc.expansion.part, enc.expansion.overrides, epath)
+        assert isinstance(exp_part, Enclosure)
+        if exp_part.kind != "expansion":
+            self.problem((*epath, "part"), f"{enc.expansion.part!r} is not an expansion enclosure")
+            raise _Abort
+        exp_name = f"{name}.{enc.expansion.name}"
+        self.add_unique(Component(exp_name, "enclosure", exp_part.model), epath)
+        self.system.part_names[exp_name] = enc.expansion.part
+        port_rate = part.host_port_lanes * self.lane_rate(part.host_port_bus, None)
+        exp_ports = []
+        for ctrl in ctrl_names:
+            port = f"{ctrl}.expansion"
+            self.add_unique(
+                Component(
+                    port,
+                    "sas_port",
+                    part.model,
+                    port_rate,
+                    port_rate,
+                    note=f"SAS x{part.host_port_lanes} expansion port",
+                ),
+                epath,
+            )
+            self.system.connect(ctrl, port)
+            self.system.connect(port, exp_name)
+            exp_ports.append(port)
+        exp_pool = self.make_pool(exp_name, enc.expansion.drives, exp_part.slots, exp_ports, epath)
+        self.deal_groups(exp_pool, enc.expansion.raid_groups, enc.expansion.spares, "vd{i}", epath, exp_ports, owners)
+
+    def make_pool(self, name: str, drives: DriveSet, slots: int | None, upstream: list[str], path: YamlPath) -> _Pool:
+        """``drives.count`` drives named ``<name>.drive<n>`` attached to ``upstream``."""
+        if slots is not None and drives.count > slots:
+            self.problem((*path, "drives", "count"), f"{drives.count} drives do not fit in {slots} slots")
+            raise _Abort
+        part = self.part("drives", drives.part, drives.overrides, (*path, "drives"))
+        assert isinstance(part, Drive)
+        pool = _Pool(name, upstream=list(upstream))
+        self.pools[name] = pool
+        self.add_drives(pool, drives.part, part, drives.count, upstream, path)
+        return pool
+
+    def add_drives(
+        self, pool: _Pool, part_name: str, part: Drive, count: int, upstream: list[str], path: YamlPath
+    ) -> None:
+        """Append ``count`` drives to ``pool``; each connects to every upstream part."""
+        iface = part.interface.lanes * self.lane_rate(part.interface.bus, None)
+        for _ in range(count):
+            drive = f"{pool.name}.drive{len(pool.drives)}"
+            self.add_unique(
+                Component(drive, "drive", part.model, min(part.seq_read, iface), min(part.seq_write, iface)),
+                path,
+            )
+            self.system.part_names[drive] = part_name
+            self.system.drive_parts[drive] = part
+            for up in upstream:
+                self.system.connect(up, drive)
+            pool.drives.append(drive)
+            pool.parts.append((part_name, part))
+
+    def deal_groups(
+        self,
+        pool: _Pool,
+        specs: list[RaidSpec],
+        spares: int,
+        default_name: str,
+        path: YamlPath,
+        owners: list[str],
+        owner_start: int,
+    ) -> int:
+        """Deal the pool's drives into RAID groups; returns the next controller-ownership index."""
+        next_slot = 0
+        owner_index = owner_start
+        counters = {"data": 0, "metadata": 0, "vd": 0}
+        for g, raid in enumerate(specs):
+            gpath: YamlPath = (*path, "raid_groups", g)
+            if raid.drives is not None:
+                slot_lists = [list(raid.drives)]
+            else:
+                slot_lists = []
+                block = raid.members * raid.interleave
+                for k in range(raid.count):
+                    base = next_slot + (k // raid.interleave) * block
+                    offset = k % raid.interleave
+                    slot_lists.append([base + offset + m * raid.interleave for m in range(raid.members)])
+                whole_blocks = -(-raid.count // raid.interleave)
+                next_slot += whole_blocks * block
+            pattern = raid.name or default_name
+            if "{i}" not in pattern and len(slot_lists) > 1:
+                self.problem((*gpath, "name"), f"name {pattern!r} needs an '{{i}}' placeholder when count > 1")
+                continue
+            for slots in slot_lists:
+                bad = [s for s in slots if s >= len(pool.drives)]
+                if bad:
+                    self.problem(
+                        gpath,
+                        f"needs drive slot {bad[0]} but {pool.name} has only {len(pool.drives)} drives",
+                    )
+                    break
+                taken = [s for s in slots if s in pool.used]
+                if taken:
+                    self.problem(gpath, f"drive {pool.drives[taken[0]]} is already in RAID group {pool.used[taken[0]]}")
+                    break
+                kinds = {pool.parts[s][0] for s in slots}
+                if len(kinds) > 1:
+                    self.problem(gpath, f"mixes drive models {sorted(kinds)} in one RAID group")
+                    break
+                key = "vd" if pattern == "vd{i}" else raid.role
+                index = counters[key]
+                counters[key] += 1
+                if pattern == default_name and default_name != "vd{i}":
+                    pattern_here = "target{i}" if raid.role == "data" else "mdt{i}"
+                else:
+                    pattern_here = pattern
+                group_name = f"{pool.name}.{pattern_here.replace('{i}', str(index))}"
+                owner = None
+                upstream = tuple(dict.fromkeys(u for s in slots for u in self.upstream_of(pool, s)))
+                if owners:
+                    if raid.owner == "alternate":
+                        owner = owners[owner_index % len(owners)]
+                        owner_index += 1
+                    else:
+                        letter_index = ord(raid.owner) - ord("A")
+                        owner = owners[min(letter_index, len(owners) - 1)]
+                    upstream = (owner,)
+                part_name, part = pool.parts[slots[0]]
+                members = tuple(pool.drives[s] for s in slots)
+                group = RaidGroup(
+                    name=group_name,
+                    level=raid.level,
+                    members=members,
+                    drive=part,
+                    drive_part=part_name,
+                    stripe_unit_B=raid.stripe_unit,
+                    role=raid.role,
+                    pool=pool.name,
+                    upstream=upstream,
+                    owner=owner,
+                    filesystem=raid.filesystem,
+                )
+                member_read = min(self.system.components[m].read_Bps or 0.0 for m in members)
+                member_write = min(self.system.components[m].write_Bps or 0.0 for m in members)
+                try:
+                    self.add_unique(
+                        Component(
+                            group_name,
+                            "raid_group",
+                            f"RAID{raid.level} of {len(members)}x {part.model}",
+                            group.streaming_Bps("read", member_read, member_write),
+                            group.streaming_Bps("write", member_read, member_write),
+                        ),
+                        gpath,
+                    )
+                except _Abort:
+                    break
+                self.system.groups[group_name] = group
+                self.group_paths[group_name] = gpath
+                for s, member in zip(slots, members, strict=True):
+                    pool.used[s] = group_name
+                    self.system.connect(member, group_name)
+                if owner is not None:
+                    self.system.connect(owner, group_name)
+        unassigned = [i for i in range(len(pool.drives)) if i not in pool.used]
+        if len(unassigned) != spares:
+            where = path if not specs else (*path, "raid_groups")
+            self.problem(
+                where,
+                f"{pool.name} has {len(unassigned)} drives in no RAID group but declares spares: {spares}",
+            )
+        roles = {self.system.groups[g].role for g in pool.used.values()}
+        data_tier = "data" in roles
+        for i, drive in enumerate(pool.drives):
+            in_data_group = i in pool.used and self.system.groups[pool.used[i]].role == "data"
+            if in_data_group or (i not in pool.used and data_tier):
+                self.system.data_tier_drives.append(drive)
+        return owner_index
+
+    def upstream_of(self, pool: _Pool, slot: int) -> list[str]:
+        """The parts a drive hangs off (its PCIe switch or the zone's root complex)."""
+        drive = pool.drives[slot]
+        return [n for n in self.system.graph.neighbors(drive) if self.system.components[n].kind != "raid_group"]
