@@ -159,7 +159,7 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 2 --bind-to core ior -w -t 1m -b 1g", "--bind-to", "unsupported mpirun flag"),
         ("mpirun -np 2 --map-by slot ior -w -t 1m -b 1g", "--map-by", "round robin"),
         ("mpirun -np 2 \u2013map-by node ior -w -t 1m -b 1g", "\u2013map-by", "unsupported mpirun flag"),
-        ("mpirun -np 2 mdtest -F", "mdtest", "expected the ior executable"),
+        ("mpirun -np 2 mdtest -F", "-I", "missing -I or -n"),
         ("fio --rw=read", "fio", "not 'fio'"),
         ("iozone -i 0 -r 1m -s 1g -t 2 'unclosed", "", "quotes"),
         ("", "", "empty"),

@@ -1,13 +1,23 @@
-"""Real IOzone and IOR command lines (``pfssim run --cmd '...'``) turned into :class:`Workload` objects.
+"""Real IOzone, IOR and mdtest command lines (``pfssim run --cmd '...'``) turned into workloads.
 
+IOzone and IOR lines become :class:`Workload` objects, mdtest lines :class:`MdtestWorkload` objects.
 Every flag of a command is accounted for: it either changes the workload (record size, file size,
-threads, O_DIRECT, fsync, operations), is listed below as accepted with no effect on what pfssim
-models (with the reason), or is refused with a message saying why. Nothing is dropped silently, so
-a command that means something pfssim cannot model never yields a plausible-looking wrong answer.
+threads, O_DIRECT, fsync, operations, directory tree, files per directory), is listed below as
+accepted with no effect on what pfssim models (with the reason), or is refused with a message saying
+why. Nothing is dropped silently, so a command that means something pfssim cannot model never yields
+a plausible-looking wrong answer.
 
-Option meanings follow IOzone's usage text and IOR's ``parse_options.c`` (see the shared research
-notes, sections 4.1 and 4.2): IOzone sizes without a suffix are KiB, IOR sizes without a suffix are
-bytes, and the ``k``/``m``/``g`` suffixes are binary in both.
+Option meanings follow IOzone's usage text, IOR's ``parse_options.c`` and mdtest's option table in
+``mdtest.c`` (see the shared research notes, sections 4.1 to 4.3): IOzone sizes without a suffix are
+KiB, IOR and mdtest sizes without a suffix are bytes, and the ``k``/``m``/``g`` suffixes are binary in
+all three. mdtest reads every number (``-n``, ``-I``, ``-b`` ...) the same way, so ``-I 1k`` is 1024.
+
+Launcher: ``mpirun``/``mpiexec`` with ``-np``, ``--map-by node``, host files, ``--mca``, ``-x``,
+``--prefix``, ``--oversubscribe`` and ``--allow-run-as-root``. The Dell documents print some of these
+with an en dash. ``\u2013-allow-run-as-root`` is read as ``--allow-run-as-root`` (it has no effect on
+the I/O either way). A lone en dash in front of an option (``\u2013map-by node`` in the PixStor
+document) is refused with a message saying to type ``--map-by``: mpirun would take such a word for the
+program to start, so the line as printed cannot be the one that ran.
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from sim.config.workload import Workload
+from sim.config.workload import AnyWorkload, MdtestKeyError, MdtestWorkload, Workload
 from sim.errors import Problem, WorkloadError
 
 SOURCE = "--cmd"
@@ -79,6 +89,56 @@ IOR_REFUSED = {
 }
 _IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -e and O_DIRECT"
 
+# ---------------------------------------------------------------------------------------------- mdtest
+
+MDTEST_NO_EFFECT = {
+    "-P": "prints times next to the rates; reporting only",
+    "-Z": "prints times instead of rates; reporting only (pfssim reports the rates)",
+    "-t": "counts each task's step into its unique directory (-u) in the phase times; that is a barrier and "
+    "a path per task, negligible next to the files of a phase",
+}
+MDTEST_NO_EFFECT_WITH_VALUE = {
+    "-d": "test directory; pfssim uses the file system of the topology",
+    "-p": "delay before each iteration, outside the timed phases",
+    "-V": "verbosity level; reporting only",
+}
+MDTEST_REFUSED = {
+    "-D": "tests directories only; pfssim models mdtest's file phases (give -F)",
+    "-B": "turns off the barriers between phases; mdtest's rate (the slowest task's rate x the tasks) "
+    "assumes them, and so does pfssim",
+    "-R": "stats the files in random order; pfssim models mdtest's in-order stat",
+    "-W": "stonewalls the create phase after a number of seconds; pfssim models phases that handle every file",
+    "-Y": "syncs the whole client after each phase, inside the timing; not modelled (-y, sync per file, is)",
+    "-S": "makes all tasks use one shared file; not modelled",
+    "-c": "makes task 0 create every file (collective creates); not modelled",
+    "-k": "creates the files with mknod; not modelled",
+    "-x": "stonewalling status file; stonewalling is not modelled",
+    "-f": "sweeps task counts inside one run; give one command per task count",
+    "-l": "sweeps task counts inside one run; give one command per task count",
+    "-s": "sweeps task counts inside one run; give one command per task count",
+    "-X": "verifies the data read; not modelled",
+}
+_MDTEST_PHASE_FLAGS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
+_MDTEST_SWITCHES = {"-F": "files_only", "-u": "unique_dir", "-L": "leaf_only", "-y": "sync"}
+_MDTEST_COUNTS = {"-b": "branching", "-z": "depth", "-i": "iterations", "-I": "items_per_dir", "-n": "items"}
+_MDTEST_FLAGS = {"-v", *_MDTEST_PHASE_FLAGS, *_MDTEST_SWITCHES, *MDTEST_NO_EFFECT, *MDTEST_REFUSED}
+_MDTEST_VALUE_FLAGS = {"-a", "-b", "-e", "-i", "-I", "-n", "-N", "-w", "-z", *MDTEST_NO_EFFECT_WITH_VALUE}
+_MDTEST_MODELS = (
+    "pfssim models mdtest's file phases with -C/-T/-E/-r, -F, -u, -b, -z, -L, -I or -n, -w, -e, -y, -i and -N 0"
+)
+#: YAML key of an :class:`MdtestWorkload` -> the mdtest flag an error about it is reported at.
+_MDTEST_KEY_FLAGS = {
+    "items": "-n",
+    "items_per_dir": "-I",
+    "branching": "-b",
+    "depth": "-z",
+    "leaf_only": "-L",
+    "write_bytes": "-w",
+    "read_bytes": "-e",
+    "threads": "-np",
+    "iterations": "-i",
+}
+
 LAUNCHER_NO_EFFECT = {
     "--allow-run-as-root": "lets MPI run as root; no effect on the I/O",
     "--oversubscribe": "allows more tasks than cores; no effect on the modelled I/O",
@@ -95,6 +155,7 @@ _LAUNCHER_NP = ("-np", "-n", "--np")
 # The Dell documents print '--allow-run-as-root' with an en dash as its first character.
 _LAUNCHER_ALIASES = {"\u2013-allow-run-as-root": "--allow-run-as-root"}
 
+_MDTEST_NUMBER = re.compile(r"(\d+)([kmgKMG]?)")
 _PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
 _SIZE = re.compile(r"(\d+)([kmgKMG]?)")
 _BINARY = {"k": 2**10, "m": 2**20, "g": 2**30}
@@ -188,6 +249,20 @@ def _make(fields: dict[str, Any]) -> Workload:
             )
             for error in exc.errors()
         ]
+        raise WorkloadError(problems) from None
+
+
+def _make_mdtest(fields: dict[str, Any]) -> MdtestWorkload:
+    """Validate an mdtest workload; a consistency error is reported at the flag it is about."""
+    try:
+        return MdtestWorkload.model_validate(fields)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            cause = (error.get("ctx") or {}).get("error")
+            key = cause.key if isinstance(cause, MdtestKeyError) else ".".join(str(p) for p in error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(Problem(SOURCE, None, _MDTEST_KEY_FLAGS.get(key, key), message))
         raise WorkloadError(problems) from None
 
 
@@ -307,7 +382,7 @@ def _parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
 
 
 def _parse_launcher(tokens: list[str]) -> tuple[int, int]:
-    """Read ``mpirun``/``mpiexec`` options; returns (task count, index of the ior executable)."""
+    """Read ``mpirun``/``mpiexec`` options; returns (task count, index of the ior or mdtest executable)."""
     cursor = _Cursor(tokens[1:])
     tasks: int | None = None
     while (token := cursor.next()) is not None:
@@ -329,11 +404,21 @@ def _parse_launcher(tokens: list[str]) -> tuple[int, int]:
             continue
         elif flag in LAUNCHER_NO_EFFECT_WITH_VALUE:
             cursor.value(flag)
-        elif _program(token, "ior"):
+        elif _program(token, "ior") or _program(token, "mdtest"):
             if tasks is None:
-                _fail("-np", f"{tokens[0]} has no -np: give the number of MPI tasks, e.g. {tokens[0]} -np 64 ior ...")
+                program = "ior" if _program(token, "ior") else "mdtest"
+                _fail(
+                    "-np",
+                    f"{tokens[0]} has no -np: give the number of MPI tasks, e.g. {tokens[0]} -np 64 {program} ...",
+                )
             return tasks, cursor.position
-        elif flag.startswith(("-", "\u2013")):
+        elif flag.startswith("\u2013"):
+            _fail(
+                flag,
+                f"unsupported {tokens[0]} flag {flag}: it begins with an en dash (U+2013), which is how documents "
+                f"print '--'; {tokens[0]} would take it for the program to run, so type it as --{flag[1:]}",
+            )
+        elif flag.startswith("-"):
             _fail(
                 flag,
                 f"unsupported {tokens[0]} flag {flag} (pfssim reads -np/-n, --map-by node, host files, "
@@ -344,10 +429,10 @@ def _parse_launcher(tokens: list[str]) -> tuple[int, int]:
         else:
             _fail(
                 token,
-                f"expected the ior executable after the {tokens[0]} options, got {token!r}; "
-                "pfssim runs IOR under MPI (ior or a path ending in /ior)",
+                f"expected the ior or mdtest executable after the {tokens[0]} options, got {token!r}; "
+                "pfssim runs IOR and mdtest under MPI (ior, mdtest or a path ending in /ior or /mdtest)",
             )
-    _fail(tokens[0], f"{tokens[0]} starts no ior executable; pfssim runs IOR under MPI")
+    _fail(tokens[0], f"{tokens[0]} starts no ior or mdtest executable; pfssim runs IOR and mdtest under MPI")
 
 
 def _ior_option(flag: str, value: str) -> bool | None:
@@ -435,11 +520,102 @@ def _parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
     )
 
 
+# ---------------------------------------------------------------------------------------------- mdtest
+
+
+def _mdtest_number(flag: str, text: str, *, minimum: int = 1) -> int:
+    """A number as mdtest reads it: whole, with an optional binary k/m/g suffix (``-w 4K`` is 4096)."""
+    match = _MDTEST_NUMBER.fullmatch(text)
+    if match is None:
+        _fail(flag, f"cannot read {text!r} as a whole number; write e.g. {flag} 1024 or {flag} 4K")
+    value = int(match[1]) * (_BINARY[match[2].lower()] if match[2] else 1)
+    if value < minimum:
+        _fail(flag, f"{flag} needs a whole number of at least {minimum}, got {text!r}")
+    return value
+
+
+def _split_mdtest(token: str) -> tuple[str, str | None]:
+    """``-I1024`` or ``-w=4K`` -> (flag, value): mdtest's option parser takes both forms."""
+    if token.startswith("-") and not token.startswith("--") and len(token) > 2 and token[:2] in _MDTEST_VALUE_FLAGS:
+        return token[:2], token[2:].removeprefix("=")
+    return token, None
+
+
+def _parse_mdtest(tokens: list[str], text: str, name: str, tasks: int) -> MdtestWorkload:
+    cursor = _Cursor(tokens)
+    phases: set[str] = set()
+    fields: dict[str, Any] = {"files_only": False, "unique_dir": False, "leaf_only": False, "sync": False}
+    write_bytes = read_bytes = 0
+    while (token := cursor.next()) is not None:
+        flag, glued = _split_mdtest(token)
+        if flag in _MDTEST_VALUE_FLAGS and flag not in MDTEST_NO_EFFECT_WITH_VALUE:
+            value = cursor.once(flag, cursor.value(flag, glued))
+            if flag == "-a":
+                if value.upper() != "POSIX":
+                    _fail(flag, f"mdtest API {value} is not modelled; pfssim models -a POSIX (the default)")
+            elif flag == "-N":
+                stride = _mdtest_number(flag, value, minimum=0)
+                if stride:
+                    _fail(
+                        flag,
+                        f"-N {stride} makes each task stat, read and remove the files of the task "
+                        f"{stride} rank{'s' if stride > 1 else ''} away, to defeat the client cache; pfssim "
+                        "models every task on its own files (-N 0, mdtest's default)",
+                    )
+            elif flag in ("-w", "-e"):
+                size = _mdtest_number(flag, value, minimum=0)
+                write_bytes, read_bytes = (size, read_bytes) if flag == "-w" else (write_bytes, size)
+            else:
+                fields[_MDTEST_COUNTS[flag]] = _mdtest_number(flag, value, minimum=0 if flag == "-z" else 1)
+        elif flag in MDTEST_NO_EFFECT_WITH_VALUE:
+            cursor.value(flag, glued)
+        elif flag in _MDTEST_PHASE_FLAGS:
+            phases.add(_MDTEST_PHASE_FLAGS[flag])
+        elif flag in _MDTEST_SWITCHES:
+            fields[_MDTEST_SWITCHES[flag]] = True
+        elif re.fullmatch(r"-v+", flag) or flag in MDTEST_NO_EFFECT:
+            continue  # -v, -vv, ...: verbosity
+        elif flag in MDTEST_REFUSED:
+            _fail(flag, f"{flag} {MDTEST_REFUSED[flag]}")
+        elif flag[:2] in _MDTEST_FLAGS and not flag.startswith("--"):
+            _fail(
+                flag,
+                f"mdtest reads {flag} as {flag[:2]} and ignores the rest of the word; give each flag on its own",
+            )
+        elif flag.startswith("-"):
+            _fail(flag, f"unsupported flag {flag} ({_MDTEST_MODELS})")
+        else:
+            _fail(token, f"unexpected argument {token!r}; mdtest takes only flags ({_MDTEST_MODELS})")
+    if "items_per_dir" not in fields and "items" not in fields:
+        _fail(
+            "-I",
+            "missing -I or -n: give the files per directory (-I 1024) or per task (-n 4096); "
+            "without them mdtest creates no files",
+        )
+    ops = [phase for phase in ("create", "stat", "read", "remove") if phase in phases or not phases]
+    kind = "empty files" if write_bytes == 0 else f"{write_bytes} B files"
+    return _make_mdtest(
+        {
+            "name": name,
+            "title": f"mdtest {', '.join(ops)} of {kind} from {SOURCE}",
+            "source": SOURCE,
+            "benchmark": "mdtest",
+            "command": text,
+            "ops": ops,
+            "threads": [tasks],
+            "placement": "round_robin",
+            **fields,
+            "write_bytes": f"{write_bytes} B",
+            "read_bytes": f"{read_bytes} B",
+        }
+    )
+
+
 # ------------------------------------------------------------------------------------------------ entry
 
 
-def parse_command(text: str, *, name: str = "cmd") -> Workload:
-    """The workload a real ``iozone ...`` or ``mpirun ... ior ...`` command line runs.
+def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
+    """The workload a real ``iozone ...``, ``mpirun ... ior ...`` or ``mpirun ... mdtest ...`` line runs.
 
     Raises :class:`WorkloadError` (file ``--cmd``, path = the offending flag) for anything pfssim cannot
     model faithfully: unknown or unsupported flags, shell placeholders, missing thread or task counts.
@@ -456,7 +632,15 @@ def parse_command(text: str, *, name: str = "cmd") -> Workload:
         return _parse_iozone(tokens, text, name)
     if program in ("mpirun", "mpiexec") or _program(program, "mpirun") or _program(program, "mpiexec"):
         tasks, start = _parse_launcher(tokens)
+        if _program(tokens[start], "mdtest"):
+            return _parse_mdtest(tokens[start + 1 :], text, name, tasks)
         return _parse_ior(tokens[start + 1 :], text, name, tasks)
     if _program(program, "ior"):
         _fail("-np", "IOR needs an MPI launcher with the task count: mpirun -np N ior ...")
-    _fail(program, f"pfssim reads IOzone (iozone ...) and IOR (mpirun -np N ior ...) command lines, not {program!r}")
+    if _program(program, "mdtest"):
+        _fail("-np", "mdtest needs an MPI launcher with the task count: mpirun -np N mdtest ...")
+    _fail(
+        program,
+        f"pfssim reads IOzone (iozone ...), IOR (mpirun -np N ior ...) and mdtest (mpirun -np N mdtest ...) "
+        f"command lines, not {program!r}",
+    )

@@ -41,7 +41,7 @@ class Precision:
     warmup_per_thread: int = 2
     min_warmup: int = 200
     min_batch: int = 100
-    max_device_ops: int = 120_000  # a budget per point in drive commands; the interval says what it bought
+    max_device_ops: int = 80_000  # a budget per point in drive commands; the interval says what it bought
 
 
 DEFAULT_PRECISION = Precision()

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sim.config.load import validate_model
-from sim.config.workload import Workload
+from pydantic import ValidationError
+
+from sim.config.load import validate_model, validation_problems
+from sim.config.workload import AnyWorkload, MdtestKeyError, MdtestWorkload, Workload
 from sim.config.yamlio import SourceMap, load_yaml
 from sim.errors import ConfigError, Problem, WorkloadError
 
@@ -36,10 +38,15 @@ def workload_dir(topology: Path | None = None) -> Path:
 
 
 def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
-    """Point a whole-file consistency error at the key it is about, so its line is useful."""
+    """Point a whole-file consistency error at the key it is about, so its line is useful.
+
+    An unknown ``benchmark`` also gets the mdtest choice added, which :class:`Workload` does not list.
+    """
+    message = problem.message
+    if problem.path == "benchmark" and message.startswith("Input should be"):
+        return Problem(problem.file, problem.line, problem.path, f"{message}; an mdtest workload has benchmark: mdtest")
     if problem.path or not isinstance(data, dict):
         return problem
-    message = problem.message
     if "file_size" in message and "aggregate_size" in message:
         keys = [key for key in ("aggregate_size", "file_size") if key in data]
     elif "thread" in message:
@@ -54,16 +61,42 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
     return problem
 
 
-def load_workload(path: Path) -> Workload:
-    """Read and validate one workload file; every problem is a located :class:`WorkloadError`."""
+def _validate_mdtest(data: dict[str, Any], smap: SourceMap) -> MdtestWorkload:
+    """An mdtest workload; a consistency error is pointed at the key it names (see :class:`MdtestKeyError`)."""
+    try:
+        return MdtestWorkload.model_validate(data)
+    except ValidationError as exc:
+        keys = {}
+        for error in exc.errors():
+            cause = (error.get("ctx") or {}).get("error")
+            if isinstance(cause, MdtestKeyError):
+                keys[str(cause)] = cause.key
+        problems = []
+        for problem in validation_problems(exc, data, smap):
+            key = keys.get(problem.message)
+            if not problem.path and key is not None:
+                problem = smap.problem((key,) if key in data else (), problem.message)
+            problems.append(problem)
+        raise WorkloadError(problems) from None
+
+
+def load_workload(path: Path) -> AnyWorkload:
+    """Read and validate one workload file; every problem is a located :class:`WorkloadError`.
+
+    A file with ``benchmark: mdtest`` is an :class:`MdtestWorkload`; every other file a :class:`Workload`.
+    """
     try:
         data, smap = load_yaml(path)
     except ConfigError as exc:
         raise WorkloadError(exc.problems) from None
-    try:
-        workload = validate_model(Workload, data, smap)
-    except ConfigError as exc:
-        raise WorkloadError([_relocate(p, data, smap) for p in exc.problems]) from None
+    workload: AnyWorkload
+    if isinstance(data, dict) and data.get("benchmark") == "mdtest":
+        workload = _validate_mdtest(data, smap)
+    else:
+        try:
+            workload = validate_model(Workload, data, smap)
+        except ConfigError as exc:
+            raise WorkloadError([_relocate(p, data, smap) for p in exc.problems]) from None
     if workload.name != path.stem:
         raise WorkloadError(
             [
@@ -82,7 +115,7 @@ def known_workloads(topology: Path | None = None) -> list[str]:
     return sorted({path.stem for folder in workload_dirs(topology) for path in folder.glob("*.yaml")})
 
 
-def find_workload(name_or_path: str, topology: Path | None = None) -> Workload:
+def find_workload(name_or_path: str, topology: Path | None = None) -> AnyWorkload:
     """A workload given as a path to a ``.yaml`` file, or by name from :func:`workload_dirs`."""
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml") or "/" in name_or_path or candidate.is_file():

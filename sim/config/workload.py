@@ -2,16 +2,20 @@
 
 A workload is what a benchmark command line means, resolved into the quantities the model needs
 (record size, file size per thread, O_DIRECT, operations, thread counts). ``sim.benchmarks.cmdline``
-turns real IOzone and IOR command lines into the same object.
+turns real IOzone, IOR and mdtest command lines into the same objects. IOzone and IOR runs are
+:class:`Workload`; mdtest runs, which count files rather than bytes, are :class:`MdtestWorkload`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Annotated, Literal, TypeAlias
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
-from sim.config.quantities import Count, Model, Size, Text
+from sim.config.quantities import Count, Index, Model, Size, Text
+from sim.config.units import Dimension, parse_quantity
+from sim.errors import Problem, WorkloadError
 
 Op = Literal["write", "read", "random_write", "random_read"]
 Benchmark = Literal["iozone_seq_nn", "iozone_random_nn", "ior_seq_n1", "ior_seq_nn"]
@@ -77,3 +81,229 @@ class Workload(Model):
     def with_threads(self, threads: list[int]) -> Workload:
         """The same workload over another thread sweep (``pfssim run --threads``)."""
         return self.model_copy(update={"threads": sorted(set(threads))})
+
+
+# ---------------------------------------------------------------------------------------------- mdtest
+
+MdtestOp = Literal["create", "stat", "read", "remove"]
+#: mdtest's file phases in the order it runs them (``-C``, ``-T``, ``-E``, ``-r``).
+MDTEST_PHASES: tuple[MdtestOp, ...] = ("create", "stat", "read", "remove")
+
+
+def _byte_count(value: object) -> float:
+    """A size that may be zero (``0 B`` for empty files), in whole bytes."""
+    size = parse_quantity(value, Dimension.SIZE, allow_zero=True)
+    if size != int(size):
+        raise ValueError(f"{value!r} is not a whole number of bytes")
+    return size
+
+
+#: Bytes that may be zero: mdtest's ``-w 0`` / ``-e 0`` (no data, the default).
+ByteCount = Annotated[float, BeforeValidator(_byte_count)]
+
+
+class MdtestKeyError(ValueError):
+    """A consistency error of an :class:`MdtestWorkload` about one key (``key``), so loaders can point at it."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def _tree_dirs(branching: int, depth: int) -> int:
+    """Directories in one mdtest tree: the root plus ``branching`` children per directory, ``depth`` levels."""
+    if depth == 0:
+        return 1
+    if branching == 1:
+        return depth + 1
+    return (branching ** (depth + 1) - 1) // (branching - 1)
+
+
+class MdtestWorkload(Model):
+    """An mdtest run on files: each task creates, stats, reads and removes its files, phase by phase.
+
+    Fields and the mdtest flags they stand for:
+
+    * ``ops``: the phases run, in mdtest's order create, stat, read, remove (``-C -T -E -r``; all four
+      when none of them is given).
+    * ``threads``: the MPI task counts swept; ``placement: round_robin`` is ``mpirun --map-by node``.
+    * ``files_only`` (``-F``): only file phases. When false mdtest also runs its directory phases,
+      which ``ops`` does not list; the simulator has to model or refuse them.
+    * ``unique_dir`` (``-u``): every task works in a directory tree of its own; otherwise all tasks
+      share one tree.
+    * ``branching`` (``-b``, default 1), ``depth`` (``-z``, default 0), ``leaf_only`` (``-L``): the
+      shape of each tree; with ``leaf_only`` only the ``branching ** depth`` leaf directories hold files.
+    * Files per task, exactly one way:
+
+      - ``items_per_dir`` (``-I``): files in every directory that holds files;
+      - ``items`` (``-n``, "every process will creat/stat/read/remove # ... files"): files per task,
+        which mdtest spreads evenly over the directories that hold files, rounding down;
+      - ``total_files`` with ``items_per_dir``: the Dell documents' rule. The total number of files is
+        fixed, each directory holds ``items_per_dir`` and the directories per task follow the thread
+        count: ``total_files / threads / items_per_dir``. The tree must then be ``depth: 1`` with
+        ``leaf_only``, so the branching factor (``-b $Directories``) *is* the directories per task and
+        is derived for each thread count; ``branching`` must be left out.
+    * ``write_bytes`` (``-w``) and ``read_bytes`` (``-e``): data written to each file right after it is
+      created, and read from it in the read phase (0 B: none; the read phase then only opens and closes).
+    * ``sync`` (``-y``): fsync each file after writing it. mdtest attaches the sync to the write, so it
+      does nothing when ``write_bytes`` is 0 (see :attr:`fsync_per_file`).
+    * ``iterations`` (``-i``): times the whole test is repeated; the document's figures are over these.
+    * ``total_files`` is not a mdtest flag: the number of files the document kept fixed (see above).
+    """
+
+    name: Text
+    title: Text
+    source: Text
+    benchmark: Literal["mdtest"]
+    command: Text | None = None
+    ops: list[MdtestOp] = Field(default_factory=lambda: list(MDTEST_PHASES), min_length=1)
+    threads: list[Count] = Field(min_length=1)
+    placement: Literal["round_robin"] = "round_robin"
+    files_only: bool
+    unique_dir: bool
+    branching: Count | None = None
+    depth: Index = 0
+    leaf_only: bool = False
+    items_per_dir: Count | None = None
+    items: Count | None = None
+    total_files: Count | None = None
+    write_bytes: ByteCount = 0.0
+    read_bytes: ByteCount = 0.0
+    sync: bool = False
+    iterations: Count = 1
+
+    @model_validator(mode="after")
+    def _consistent(self) -> MdtestWorkload:
+        if len(set(self.ops)) != len(self.ops):
+            raise MdtestKeyError("ops", "a phase is listed twice")
+        if list(self.ops) != [op for op in MDTEST_PHASES if op in self.ops]:
+            raise MdtestKeyError("ops", f"list the phases in the order mdtest runs them: {', '.join(MDTEST_PHASES)}")
+        if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
+            raise MdtestKeyError("threads", "threads must be increasing and distinct")
+        if self.total_files is not None:
+            self._check_total_files_rule()
+        elif self.items_per_dir is None and self.items is None:
+            raise MdtestKeyError(
+                "items_per_dir",
+                "give the files per task: items_per_dir (-I), items (-n), or total_files with items_per_dir",
+            )
+        elif self.items_per_dir is not None and self.items is not None:
+            raise MdtestKeyError("items", "give items_per_dir (-I) or items (-n), not both")
+        elif self.items is not None and self.items < self.dirs_per_task(1):
+            raise MdtestKeyError(
+                "items",
+                f"items {self.items} (-n) is fewer than the {self.dirs_per_task(1)} directories that hold files, "
+                "so mdtest would put no file in any of them; raise items or shrink the tree",
+            )
+        problems = self.thread_problems(self.threads)
+        if problems:
+            raise MdtestKeyError("threads", "; ".join(problems))
+        if "create" in self.ops and "read" in self.ops and self.read_bytes > self.write_bytes:
+            raise MdtestKeyError(
+                "read_bytes",
+                f"read_bytes ({self.read_bytes:.0f} B) is more than write_bytes ({self.write_bytes:.0f} B); "
+                "mdtest refuses to read more than it wrote",
+            )
+        return self
+
+    def _check_total_files_rule(self) -> None:
+        if self.items is not None:
+            raise MdtestKeyError("items", "with total_files give items_per_dir, not items (-n)")
+        if self.items_per_dir is None:
+            raise MdtestKeyError("total_files", "total_files needs items_per_dir (the files in each directory)")
+        if self.branching is not None:
+            raise MdtestKeyError(
+                "branching",
+                "with total_files the branching factor is derived (total_files / threads / items_per_dir "
+                "directories per task); leave branching out",
+            )
+        if self.depth != 1 or not self.leaf_only:
+            raise MdtestKeyError(
+                "depth" if self.depth != 1 else "leaf_only",
+                "total_files needs depth: 1 and leaf_only: true (one level of leaf directories per task, "
+                "the -z 1 -L of the documents), so that -b is the number of directories per task",
+            )
+
+    def thread_problems(self, threads: list[int]) -> list[str]:
+        """Why some of ``threads`` cannot run this workload (empty when all can).
+
+        Only the total_files rule depends on the thread count: the directories per task,
+        ``total_files / threads / items_per_dir``, must come out a whole number of at least 1.
+        """
+        if self.total_files is None:
+            return []
+        per_dir = self.items_per_dir or 1
+        return [
+            f"at {count} threads, total_files {self.total_files} / {count} threads / items_per_dir {per_dir} "
+            f"= {self.total_files / count / per_dir:g} directories per task, not a whole number of at least 1; "
+            "drop that thread count or change total_files"
+            for count in threads
+            if self.total_files % (count * per_dir)
+        ]
+
+    def branching_for(self, threads: int) -> int:
+        """The ``-b`` the run used at ``threads`` tasks (derived under the total_files rule)."""
+        if self.total_files is not None:
+            return self.total_files // (threads * (self.items_per_dir or 1))
+        return self.branching or 1
+
+    def tree_dirs(self, threads: int) -> int:
+        """Directories in one task's tree (with ``unique_dir``) or the shared tree, root included."""
+        return _tree_dirs(self.branching_for(threads), self.depth)
+
+    def dirs_per_task(self, threads: int) -> int:
+        """Directories that hold files in one tree: the leaves with ``leaf_only``, else every directory.
+
+        This is the "Number of Directories per Thread" of the PixStor document's Table 3.
+        """
+        if self.leaf_only:
+            return self.branching_for(threads) ** self.depth
+        return self.tree_dirs(threads)
+
+    def files_per_dir(self, threads: int) -> int:
+        """Files each task puts in each directory that holds files (mdtest's ``items_per_dir``)."""
+        if self.items_per_dir is not None:
+            return self.items_per_dir
+        return (self.items or 0) // self.dirs_per_task(threads)
+
+    def items_per_task(self, threads: int) -> int:
+        """Files each task creates (and stats, reads, removes) at ``threads`` tasks."""
+        return self.files_per_dir(threads) * self.dirs_per_task(threads)
+
+    def total_items(self, threads: int) -> int:
+        """Files of all tasks together: ``total_files`` under the documents' rule."""
+        return self.items_per_task(threads) * threads
+
+    @property
+    def file_bytes(self) -> int:
+        """Bytes in each file (``-w``): 0 for empty files, 4096 for ``-w 4K``."""
+        return int(self.write_bytes)
+
+    @property
+    def fsync_per_file(self) -> bool:
+        """True when each created file is fsynced: ``-y`` with data to write."""
+        return self.sync and self.write_bytes > 0
+
+    def phase_rate(self, threads: int, task_seconds: Sequence[float]) -> float:
+        """The operations/s mdtest prints for one phase from each task's time in it.
+
+        mdtest divides each task's items by its phase time and reports the slowest task's rate
+        times the number of tasks; with the barriers around every phase this is the total number of
+        items over the phase's wall time.
+        """
+        if len(task_seconds) != threads or min(task_seconds, default=0.0) <= 0:
+            raise ValueError(f"give one positive phase time per task ({threads} tasks)")
+        items = self.items_per_task(threads)
+        return min(items / seconds for seconds in task_seconds) * threads
+
+    def with_threads(self, threads: list[int]) -> MdtestWorkload:
+        """The same workload over another thread sweep; thread counts the workload cannot use are errors."""
+        counts = sorted(set(threads))
+        problems = self.thread_problems(counts)
+        if problems:
+            raise WorkloadError([Problem("--threads", None, "", f"{self.name}: {p}") for p in problems])
+        return self.model_copy(update={"threads": counts})
+
+
+#: Any workload a file or a command line can hold.
+AnyWorkload: TypeAlias = Workload | MdtestWorkload
