@@ -64,6 +64,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
     run.add_argument("--plot", type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
+
+    reproduce = commands.add_parser(
+        "reproduce", help="run the published suites and score the predictions against the published results"
+    )
+    reproduce.add_argument(
+        "systems", nargs="*", metavar="SYSTEM", help="systems of validation/ to reproduce (default: all)"
+    )
+    reproduce.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    reproduce.add_argument("--plots", type=Path, metavar="DIR", help="write one PNG per system x benchmark to DIR")
+    reproduce.add_argument(
+        "--report", type=Path, metavar="FILE", help="write a self-contained report (.md with PNGs beside it, or .html)"
+    )
+    reproduce.add_argument(
+        "--parameters", action="store_true", help="list the model parameters, their sources and fits, and exit"
+    )
+    reproduce.add_argument("--workers", type=int, default=2, help="processes simulating points (default 2)")
     return parser
 
 
@@ -125,17 +141,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from sim.benchmarks.cmdline import parse_command
     from sim.benchmarks.driver import Precision
-    from sim.benchmarks.suite import default_workloads, run_suite
+    from sim.benchmarks.suite import default_workloads, require_modelled, run_suite
     from sim.benchmarks.workloads import find_workload
+    from sim.config.workload import AnyWorkload
     from sim.report.plot import check_plot_path, write_plot
     from sim.report.run import render_run
     from sim.topology.build import load_system
 
     system = load_system(args.topology)
-    workloads = [find_workload(w, args.topology) for w in args.workload]
-    workloads += [parse_command(c, name=f"cmd{i + 1}") for i, c in enumerate(args.cmd)]
-    if not workloads:
-        workloads = default_workloads(system)
+    chosen: list[AnyWorkload] = [find_workload(w, args.topology) for w in args.workload]
+    chosen += [parse_command(c, name=f"cmd{i + 1}") for i, c in enumerate(args.cmd)]
+    workloads = require_modelled(chosen) if chosen else default_workloads(system)
     if args.threads:
         workloads = [w.with_threads(args.threads) for w in workloads]
     if args.plot is not None:
@@ -173,10 +189,69 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    """``pfssim reproduce``: check the arguments, simulate and score, render; exit 1 on any miss."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from sim.validation.dataset import load_datasets
+    from sim.validation.figures import write_figures
+    from sim.validation.report import (
+        check_report_path,
+        parameters_json,
+        render_console,
+        render_parameters,
+        to_json,
+        write_report,
+    )
+    from sim.validation.run import reproduce, select
+
+    if args.parameters:
+        if args.json:
+            print(json.dumps(parameters_json(), indent=2))
+        else:
+            console = Console()
+            render_parameters(console if console.is_terminal else Console(width=160))
+        return EXIT_OK
+    if args.report is not None:
+        check_report_path(args.report)
+    if args.plots is not None and args.plots.exists() and not args.plots.is_dir():
+        raise PfssimError(f"{args.plots}: --plots needs a folder, and this is a file")
+    if args.workers < 1:
+        raise PfssimError("--workers must be at least 1")
+    select(load_datasets(), args.systems)  # unknown system names: exit 2 before simulating
+    stderr = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    ) as progress:
+        task = progress.add_task("reproducing", total=None)
+
+        def advance(done: int, total: int, job: object) -> None:
+            description = f"{getattr(job, 'system', '')} {getattr(job, 'op', '')} {getattr(job, 'threads', '')}"
+            progress.update(task, completed=done, total=total, description=description)
+
+        result = reproduce(args.systems or None, workers=args.workers, progress=advance)
+    if args.plots is not None:
+        write_figures(args.plots, result.benchmarks, result.unscored)
+    if args.report is not None:
+        write_report(result, args.report)
+    if args.json:
+        print(json.dumps(to_json(result), indent=2))
+    else:
+        console = Console()
+        render_console(result, console if console.is_terminal else Console(width=160))
+    return EXIT_OK if result.ok else EXIT_CHECK_FAILED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pfssim`` console script."""
     args = _parser().parse_args(argv)
-    handlers = {"show": cmd_show, "validate": cmd_validate, "run": cmd_run}
+    handlers = {"show": cmd_show, "validate": cmd_validate, "run": cmd_run, "reproduce": cmd_reproduce}
     try:
         return handlers[args.command](args)
     except PfssimError as exc:

@@ -1,0 +1,138 @@
+"""Figures of a reproduction: one per system x benchmark, predicted curves with their 95% band and the
+published points marked (a filled circle within tolerance, a cross outside); unscored predictions
+get the curves alone, titled as predictions.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from sim.benchmarks.driver import PointResult
+from sim.validation.score import BenchmarkScore, PointScore, UnscoredRun
+
+
+def _scale(unit: str) -> tuple[float, str]:
+    return (1e9, "GB/s") if unit == "B/s" else (1e3, "K op/s")
+
+
+def _draw_curves(ax, curves: dict[str, list[PointResult]]) -> dict[str, str]:  # noqa: ANN001 - matplotlib Axes
+    colours: dict[str, str] = {}
+    for op, curve in curves.items():
+        if not curve:
+            continue
+        scale, unit = _scale(curve[0].unit)
+        x = [p.threads for p in curve]
+        (line,) = ax.plot(x, [p.value / scale for p in curve], marker=".", label=f"{op} (predicted)")
+        ax.fill_between(
+            x, [p.ci_low / scale for p in curve], [p.ci_high / scale for p in curve], alpha=0.2, color=line.get_color()
+        )
+        colours[op] = line.get_color()
+        ax.set_ylabel(unit)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("threads")
+    ax.grid(True, alpha=0.3)
+    return colours
+
+
+def _draw_published(ax, points: Sequence[PointScore], colours: dict[str, str]) -> None:  # noqa: ANN001
+    labelled: set[str] = set()
+    for score in points:
+        scale, _ = _scale(score.point.unit)
+        y = score.published / scale
+        colour = colours.get(score.point.op, "black")
+        label = "published, within tolerance" if score.within else "published, out of tolerance"
+        used = score.comparison.threads_used
+        if len(used) > 1:
+            ax.hlines(y, used[0], used[-1], colors=colour, linestyles="--" if score.within else ":", linewidth=2)
+            x = (used[0] * used[-1]) ** 0.5
+        else:
+            x = used[0]
+        marker = "o" if score.within else "X"
+        ax.scatter(
+            [x],
+            [y],
+            marker=marker,
+            s=60,
+            color=colour,
+            edgecolors="black",
+            zorder=5,
+            label=label if label not in labelled else None,
+        )
+        labelled.add(label)
+
+
+def _png(fig) -> bytes:  # noqa: ANN001 - matplotlib Figure
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    try:
+        fig.tight_layout()
+        fig.savefig(buffer, format="png", dpi=110)
+    finally:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def _figure():  # noqa: ANN202 - (Figure, Axes)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(7, 4))
+
+
+def benchmark_png(bench: BenchmarkScore) -> bytes:
+    """The figure of one scored system x benchmark, as PNG bytes."""
+    fig, ax = _figure()
+    colours = _draw_curves(ax, bench.curves)
+    _draw_published(ax, bench.points, colours)
+    ax.set_title(f"{bench.system}: {bench.benchmark} ({bench.workload})", fontsize=10)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def unscored_png(run: UnscoredRun) -> bytes:
+    """The figure of one unscored prediction, as PNG bytes."""
+    fig, ax = _figure()
+    _draw_curves(ax, run.curves)
+    ax.set_title(f"{run.system}: {run.workload} - prediction, not scored", fontsize=10)
+    ax.legend(fontsize=8)
+    return _png(fig)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; give it the usual permissions
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def figures(benchmarks: Sequence[BenchmarkScore], unscored: Sequence[UnscoredRun]) -> dict[str, bytes]:
+    """Every figure, by name (``<system>-<benchmark>`` or ``<system>-<workload>`` for unscored runs)."""
+    result = {f"{b.system}-{b.benchmark}": benchmark_png(b) for b in benchmarks}
+    result.update({f"{u.system}-{u.workload}": unscored_png(u) for u in unscored})
+    return result
+
+
+def write_figures(directory: Path, benchmarks: Sequence[BenchmarkScore], unscored: Sequence[UnscoredRun]) -> list[Path]:
+    """Write every figure to ``directory`` as ``<name>.png``; returns the paths written."""
+    written = []
+    for name, data in figures(benchmarks, unscored).items():
+        path = directory / f"{name}.png"
+        write_atomic(path, data)
+        written.append(path)
+    return written

@@ -1,0 +1,589 @@
+"""Rendering a :class:`Reproduction`: JSON, rich tables, and a self-contained Markdown or HTML report.
+
+Every renderer reads the same rows (:func:`point_rows`, :func:`shape_rows`, ...), so the terminal,
+the JSON and the report show the same numbers. The report is built as a list of blocks (heading,
+paragraph, table, figure) and then written as Markdown (figures as PNG files beside it) or HTML
+(figures embedded as base64).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from sim import __version__
+from sim.errors import PfssimError
+from sim.params import PARAMETERS
+from sim.report.run import format_value
+from sim.validation.figures import benchmark_png, unscored_png, write_atomic
+from sim.validation.run import SEED
+from sim.validation.score import BenchmarkScore, ErrorSummary, PointScore, Reproduction, ShapeScore
+
+SCHEMA_VERSION = 1
+#: The issue's accuracy targets over all scored points.
+TARGET_MEDIAN_ABS_ERROR = 0.05
+TARGET_MAX_ABS_ERROR = 0.15
+REPORT_FORMATS = (".md", ".html")
+
+
+# ----------------------------------------------------------------------------------------------- rows
+
+
+def _pct(value: float | None, signed: bool = True) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.1%}" if signed else f"{value:.1%}"
+
+
+def _threads(score: PointScore) -> str:
+    point = score.point
+    if point.threads is not None:
+        return str(point.threads)
+    if point.threads_range is not None:
+        return f"{point.threads_range[0]}-{point.threads_range[1]}"
+    used = score.comparison.threads_used
+    return f"({used[0]}-{used[-1]})" if len(used) > 1 else f"({used[0]})"
+
+
+def point_row(score: PointScore) -> dict[str, str]:
+    """One scored point, formatted."""
+    c = score.comparison
+    unit = score.point.unit
+    peak = ""
+    if score.point.kind == "peak":
+        peak = f"{format_value(c.peak, unit)} at {c.peak_threads}"
+    verdict = "ok" if score.within else "MISS"
+    return {
+        "id": score.point.id,
+        "op": score.point.op,
+        "kind": score.point.kind,
+        "threads": _threads(score),
+        "published": score.point.value,
+        "predicted": format_value(score.predicted, unit),
+        "error": _pct(score.error),
+        "tolerance": f"{score.point.tolerance:.0%}",
+        "verdict": verdict,
+        "predicted peak": peak,
+        "source": score.point.source,
+        "how": c.how,
+        "note": score.point.note or "",
+        "why": score.known_miss.why.strip() if (score.known_miss and not score.within) else "",
+    }
+
+
+def shape_row(shape: ShapeScore) -> dict[str, str]:
+    """One evaluated shape, formatted."""
+    return {
+        "id": shape.shape.id,
+        "statement": shape.shape.statement,
+        "check": shape.shape.check.type,
+        "verdict": "ok" if shape.passed else "FAIL",
+        "detail": shape.outcome.detail,
+        "why": shape.known_miss.why.strip() if (shape.known_miss and not shape.passed) else "",
+    }
+
+
+def summary_row(label: str, summary: ErrorSummary, shapes: Sequence[ShapeScore]) -> dict[str, str]:
+    """Median / max absolute error and counts, formatted."""
+    return {
+        "": label,
+        "median |error|": _pct(summary.median_abs_error, signed=False),
+        "max |error|": _pct(summary.max_abs_error, signed=False),
+        "points": str(summary.n_points),
+        "out of tolerance": str(summary.n_out_of_tolerance),
+        "shapes holding": f"{sum(1 for s in shapes if s.passed)}/{len(shapes)}",
+    }
+
+
+def summary_rows(repro: Reproduction) -> list[dict[str, str]]:
+    """Per system x benchmark, per system, and overall."""
+    rows = [summary_row(f"{b.system} {b.benchmark}", b.summary, b.shapes) for b in repro.benchmarks]
+    for system in repro.systems:
+        benches = [b for b in repro.benchmarks if b.system == system]
+        if benches:
+            shapes = [s for b in benches for s in b.shapes]
+            rows.append(summary_row(f"{system} (all)", repro.system_summary(system), shapes))
+    rows.append(summary_row("overall", repro.summary, repro.shapes))
+    return rows
+
+
+def targets_text(repro: Reproduction) -> str:
+    """Whether the issue's targets are met, in one sentence."""
+    s = repro.summary
+    if s.median_abs_error is None or s.max_abs_error is None:
+        return "No scored points."
+    median_ok = s.median_abs_error <= TARGET_MEDIAN_ABS_ERROR
+    max_ok = s.max_abs_error <= TARGET_MAX_ABS_ERROR
+    failed = len(repro.failed_shapes)
+    return (
+        f"Median |error| {s.median_abs_error:.1%} (target <= {TARGET_MEDIAN_ABS_ERROR:.0%}: "
+        f"{'met' if median_ok else 'NOT met'}); max |error| {s.max_abs_error:.1%} (target <= "
+        f"{TARGET_MAX_ABS_ERROR:.0%}: {'met' if max_ok else 'NOT met'}); {s.n_out_of_tolerance} of {s.n_points} "
+        f"points out of tolerance; {failed} of {len(repro.shapes)} shape checks failing."
+    )
+
+
+def parameter_rows() -> list[dict[str, str]]:
+    """The model parameters (sim.params), formatted."""
+    return [
+        {
+            "name": p.name,
+            "value": f"{p.value:g}",
+            "unit": p.unit,
+            "meaning": p.meaning,
+            "source": p.source,
+            "fitted on": p.fitted_on or "not fitted",
+        }
+        for p in PARAMETERS.values()
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- JSON
+
+
+def parameters_json() -> list[dict[str, Any]]:
+    """The model parameters as JSON objects."""
+    return [
+        {
+            "name": p.name,
+            "value": p.value,
+            "unit": p.unit,
+            "meaning": p.meaning,
+            "source": p.source,
+            "fitted_on": p.fitted_on,
+        }
+        for p in PARAMETERS.values()
+    ]
+
+
+def _summary_json(summary: ErrorSummary) -> dict[str, Any]:
+    return {
+        "median_abs_error": summary.median_abs_error,
+        "max_abs_error": summary.max_abs_error,
+        "n_points": summary.n_points,
+        "n_out_of_tolerance": summary.n_out_of_tolerance,
+    }
+
+
+def _point_json(score: PointScore) -> dict[str, Any]:
+    c = score.comparison
+    point = score.point
+    return {
+        "system": score.system,
+        "benchmark": score.benchmark,
+        "workload": score.workload,
+        "id": point.id,
+        "op": point.op,
+        "kind": point.kind,
+        "threads": point.threads,
+        "threads_range": list(point.threads_range) if point.threads_range else None,
+        "threads_used": list(c.threads_used),
+        "published": score.published,
+        "published_as_printed": point.value,
+        "predicted": score.predicted,
+        "ci_low": c.ci_low,
+        "ci_high": c.ci_high,
+        "unit": point.unit,
+        "error": score.error,
+        "tolerance": point.tolerance,
+        "within_tolerance": score.within,
+        "how": c.how,
+        "predicted_peak": c.peak,
+        "predicted_peak_threads": c.peak_threads,
+        "bottleneck": c.bottleneck,
+        "bottleneck_utilization": c.bottleneck_utilization,
+        "source": point.source,
+        "quote": point.quote,
+        "note": point.note,
+        "known_miss": score.known_miss.why.strip() if score.known_miss else None,
+    }
+
+
+def to_json(repro: Reproduction) -> dict[str, Any]:
+    """The reproduction as one JSON object (SI units; errors as fractions)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "pfssim_version": __version__,
+        "seed": SEED,
+        "systems": repro.systems,
+        "points": [_point_json(p) for p in repro.points],
+        "shapes": [
+            {
+                "system": s.system,
+                "benchmark": s.benchmark,
+                "id": s.shape.id,
+                "statement": s.shape.statement,
+                "check": s.shape.check.model_dump(mode="json"),
+                "passed": s.passed,
+                "detail": s.outcome.detail,
+                "known_miss": s.known_miss.why.strip() if s.known_miss else None,
+            }
+            for s in repro.shapes
+        ],
+        "benchmarks": [
+            {"system": b.system, "benchmark": b.benchmark, "workload": b.workload, **_summary_json(b.summary)}
+            for b in repro.benchmarks
+        ],
+        "summary": {
+            **_summary_json(repro.summary),
+            "n_shapes": len(repro.shapes),
+            "n_shapes_failed": len(repro.failed_shapes),
+            "targets": {"median_abs_error": TARGET_MEDIAN_ABS_ERROR, "max_abs_error": TARGET_MAX_ABS_ERROR},
+            "simulated_points": repro.simulated_points,
+            "wall_seconds": repro.wall_s,
+        },
+        "pending": [
+            {
+                "system": p.system,
+                "benchmark": p.benchmark,
+                "id": p.point.id,
+                "op": p.point.op,
+                "threads": p.point.threads,
+                "published": p.point.published,
+                "published_as_printed": p.point.value,
+                "source": p.point.source,
+                "reason": p.reason,
+            }
+            for p in repro.pending
+        ],
+        "unscored": [
+            {
+                "system": u.system,
+                "workload": u.workload,
+                "benchmark": u.benchmark,
+                "why": u.why,
+                "points": [
+                    {
+                        "op": p.op,
+                        "threads": p.threads,
+                        "predicted": p.value,
+                        "ci_low": p.ci_low,
+                        "ci_high": p.ci_high,
+                        "unit": p.unit,
+                        "bottleneck": p.bottleneck,
+                    }
+                    for curve in u.curves.values()
+                    for p in curve
+                ],
+            }
+            for u in repro.unscored
+        ],
+        "stale_known_misses": [
+            {"system": m.system, "benchmark": m.benchmark, "point": m.point, "shape": m.shape}
+            for m in repro.stale_misses()
+        ],
+    }
+
+
+# ----------------------------------------------------------------------------------------------- terminal
+
+_POINT_COLUMNS = ["id", "op", "kind", "threads", "published", "predicted", "error", "tolerance", "verdict"]
+
+
+def _rich_table(title: str, rows: Sequence[dict[str, str]], columns: Sequence[str]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        style = "red" if row.get("verdict") in ("MISS", "FAIL") else None
+        table.add_row(*[escape(row[c]) for c in columns], style=style)
+    return table
+
+
+def render_parameters(console: Console) -> None:
+    """The model parameters as a rich table."""
+    columns = ["name", "value", "unit", "meaning", "source", "fitted on"]
+    console.print(_rich_table("Model parameters (sim/params.py)", parameter_rows(), columns))
+
+
+def render_console(repro: Reproduction, console: Console) -> None:
+    """Per system x benchmark: points and shapes; then misses with their why, unscored predictions, summary."""
+    for bench in repro.benchmarks:
+        rows = [point_row(p) for p in bench.points]
+        console.print(_rich_table(f"{bench.system}: {bench.benchmark} ({bench.workload})", rows, _POINT_COLUMNS))
+        for row in rows:
+            if row["verdict"] == "MISS":
+                why = row["why"] or "not in validation/known-misses.yaml: a new miss"
+                console.print(f"  [red]{escape(row['id'])}[/red] {row['error']}: {escape(why)}")
+        shapes = [shape_row(s) for s in bench.shapes]
+        if shapes:
+            console.print(_rich_table("  shapes", shapes, ["id", "verdict", "detail"]))
+            for row in shapes:
+                if row["verdict"] == "FAIL":
+                    why = row["why"] or "not in validation/known-misses.yaml: a new miss"
+                    console.print(f"  [red]{escape(row['id'])}[/red]: {escape(why)}")
+    if repro.pending:
+        benches = sorted({f"{p.system} {p.benchmark}" for p in repro.pending})
+        console.print(
+            f"Not scored (pending): {len(repro.pending)} published points of {', '.join(benches)} "
+            f"({repro.pending[0].reason})."
+        )
+    for run in repro.unscored:
+        title = escape(f"{run.system}: {run.workload} - prediction, not scored ({run.why})")
+        table = Table(title=title, title_justify="left")
+        for column in ("op", "threads", "predicted", "bottleneck"):
+            table.add_column(column)
+        for op, curve in run.curves.items():
+            for p in curve:
+                table.add_row(op, str(p.threads), format_value(p.value, p.unit), p.bottleneck)
+        console.print(table)
+    columns = ["", "median |error|", "max |error|", "points", "out of tolerance", "shapes holding"]
+    console.print(_rich_table("Summary", summary_rows(repro), columns))
+    console.print(targets_text(repro))
+    stale = repro.stale_misses()
+    if stale:
+        names = ", ".join(f"{m.system}/{m.benchmark}/{m.point or m.shape}" for m in stale)
+        console.print(f"[yellow]known misses that now pass (remove them from validation/known-misses.yaml): {names}")
+    console.print(f"{repro.simulated_points} points simulated in {repro.wall_s:.0f} s (seed {SEED})")
+
+
+# ----------------------------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A section title."""
+
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """Plain text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class TableBlock:
+    """A table of formatted cells."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A PNG figure with a name (used for the Markdown file) and a caption."""
+
+    name: str
+    png: bytes
+    caption: str
+
+
+Block = Heading | Paragraph | TableBlock | Figure
+
+
+def _table(rows: Sequence[dict[str, str]], columns: Sequence[str]) -> TableBlock:
+    return TableBlock(tuple(columns), tuple(tuple(row[c] for c in columns) for row in rows))
+
+
+def build_report(repro: Reproduction) -> list[Block]:
+    """The report's blocks, in order: summary, per benchmark, misses, shapes, pending, unscored, parameters."""
+    blocks: list[Block] = [
+        Heading(1, "pfssim reproduction of the published results"),
+        Paragraph(
+            f"pfssim {__version__}, seed {SEED}; systems: {', '.join(repro.systems)}; "
+            f"{repro.simulated_points} points simulated in {repro.wall_s:.0f} s. Error = predicted / published - 1."
+        ),
+        Heading(2, "Summary"),
+        Paragraph(targets_text(repro)),
+        _table(
+            summary_rows(repro), ["", "median |error|", "max |error|", "points", "out of tolerance", "shapes holding"]
+        ),
+    ]
+    blocks.append(Heading(2, "Points by system and benchmark"))
+    for bench in repro.benchmarks:
+        blocks += _benchmark_blocks(bench)
+    blocks += _miss_blocks(repro)
+    blocks.append(Heading(2, "Shapes"))
+    rows = [{"system": s.system, "benchmark": s.benchmark, **shape_row(s)} for s in repro.shapes]
+    blocks.append(_table(rows, ["system", "benchmark", "id", "statement", "verdict", "detail"]))
+    if repro.pending:
+        blocks.append(Heading(2, "Transcribed, not scored (pending)"))
+        blocks.append(Paragraph("These published points cannot be scored yet; they are kept, so nothing is lost."))
+        rows = [
+            {
+                "system": p.system,
+                "benchmark": p.benchmark,
+                "id": p.point.id,
+                "op": p.point.op,
+                "threads": str(p.point.threads or "-"),
+                "published": p.point.value,
+                "source": p.point.source,
+                "reason": p.reason,
+            }
+            for p in repro.pending
+        ]
+        blocks.append(_table(rows, ["system", "benchmark", "id", "op", "threads", "published", "source", "reason"]))
+    if repro.unscored:
+        blocks.append(Heading(2, "Unscored predictions (prediction, not scored)"))
+        blocks.append(
+            Paragraph(
+                "Systems and benchmarks whose results are not in the calibration data, run at a reduced set of "
+                "thread counts. These are predictions only: nothing here is compared with a measurement."
+            )
+        )
+        for run in repro.unscored:
+            blocks.append(Heading(3, f"{run.system}: {run.workload} - prediction, not scored"))
+            blocks.append(Paragraph(run.why))
+            blocks.append(Figure(f"{run.system}-{run.workload}", unscored_png(run), f"{run.workload}, predicted"))
+            rows = [
+                {
+                    "op": op,
+                    "threads": str(p.threads),
+                    "predicted": format_value(p.value, p.unit),
+                    "95% interval": f"{format_value(p.ci_low, p.unit)} - {format_value(p.ci_high, p.unit)}",
+                    "bottleneck": p.bottleneck,
+                }
+                for op, curve in run.curves.items()
+                for p in curve
+            ]
+            blocks.append(_table(rows, ["op", "threads", "predicted", "95% interval", "bottleneck"]))
+    blocks.append(Heading(2, "Model parameters"))
+    blocks.append(Paragraph("Every number the model uses that is not in a topology or a part (sim/params.py)."))
+    blocks.append(_table(parameter_rows(), ["name", "value", "unit", "meaning", "source", "fitted on"]))
+    return blocks
+
+
+def _benchmark_blocks(bench: BenchmarkScore) -> list[Block]:
+    blocks: list[Block] = [Heading(3, f"{bench.system}: {bench.benchmark} (workload {bench.workload})")]
+    blocks.append(Figure(f"{bench.system}-{bench.benchmark}", benchmark_png(bench), f"{bench.benchmark}"))
+    columns = [*_POINT_COLUMNS, "predicted peak", "source", "how", "note"]
+    blocks.append(_table([point_row(p) for p in bench.points], columns))
+    return blocks
+
+
+def _miss_blocks(repro: Reproduction) -> list[Block]:
+    blocks: list[Block] = [Heading(2, "Misses and why")]
+    misses = [p for p in repro.points if not p.within]
+    failed = repro.failed_shapes
+    if not misses and not failed:
+        blocks.append(Paragraph("Every scored point is within tolerance and every shape check holds."))
+        return blocks
+    blocks.append(
+        Paragraph(
+            "Each miss is a finding for the model, not for the tolerance; the reasons are kept in "
+            "validation/known-misses.yaml."
+        )
+    )
+    rows = []
+    for p in misses:
+        row = point_row(p)
+        rows.append(
+            {
+                "system": p.system,
+                "benchmark": p.benchmark,
+                "what": f"point {row['id']}",
+                "error": row["error"],
+                "bottleneck": p.comparison.bottleneck,
+                "why": row["why"] or "not in known-misses.yaml: a new miss",
+            }
+        )
+    for s in failed:
+        rows.append(
+            {
+                "system": s.system,
+                "benchmark": s.benchmark,
+                "what": f"shape {s.shape.id}",
+                "error": s.outcome.detail,
+                "bottleneck": "",
+                "why": shape_row(s)["why"] or "not in known-misses.yaml: a new miss",
+            }
+        )
+    blocks.append(_table(rows, ["system", "benchmark", "what", "error", "bottleneck", "why"]))
+    return blocks
+
+
+def _md_cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def render_markdown(blocks: Sequence[Block], figure_name: str = "{name}.png") -> tuple[str, dict[str, bytes]]:
+    """Markdown text and the PNG files it links (file name -> bytes)."""
+    lines: list[str] = []
+    files: dict[str, bytes] = {}
+    for block in blocks:
+        if isinstance(block, Heading):
+            lines += ["#" * block.level + " " + block.text, ""]
+        elif isinstance(block, Paragraph):
+            lines += [block.text, ""]
+        elif isinstance(block, TableBlock):
+            lines.append("| " + " | ".join(_md_cell(c) for c in block.columns) + " |")
+            lines.append("|" + "|".join("---" for _ in block.columns) + "|")
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in block.rows]
+            lines.append("")
+        else:
+            name = figure_name.format(name=block.name)
+            files[name] = block.png
+            lines += [f"![{block.caption}]({name})", ""]
+    return "\n".join(lines), files
+
+
+_CSS = (
+    "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:90%}"
+    "th,td{border:1px solid #bbb;padding:3px 6px;vertical-align:top;text-align:left}"
+    "th{background:#eee}tr.miss td{background:#fde2e2}img{max-width:100%}"
+)
+
+
+def render_html(blocks: Sequence[Block]) -> str:
+    """One HTML page with every figure embedded (base64 PNG)."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html><head><meta charset="utf-8"><title>pfssim reproduction</title>',
+        f"<style>{_CSS}</style></head><body>",
+    ]
+    for block in blocks:
+        if isinstance(block, Heading):
+            parts.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
+        elif isinstance(block, Paragraph):
+            parts.append(f"<p>{html.escape(block.text)}</p>")
+        elif isinstance(block, TableBlock):
+            parts.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in block.columns) + "</tr>")
+            for row in block.rows:
+                css = ' class="miss"' if ("MISS" in row or "FAIL" in row) else ""
+                parts.append(f"<tr{css}>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+            parts.append("</table>")
+        else:
+            data = base64.b64encode(block.png).decode("ascii")
+            parts.append(
+                f'<figure><img alt="{html.escape(block.caption)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{html.escape(block.caption)}</figcaption></figure>"
+            )
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def check_report_path(path: Path) -> None:
+    """Refuse a report file that is neither .md nor .html (before anything is simulated)."""
+    if path.suffix.lower() not in REPORT_FORMATS:
+        raise PfssimError(f"{path}: --report: the report file must end in .md or .html")
+    if path.is_dir():
+        raise PfssimError(f"{path}: --report: this is a folder; give a file name ending in .md or .html")
+
+
+def write_report(repro: Reproduction, path: Path) -> list[Path]:
+    """Write the report (and, for Markdown, its figures beside it); returns every file written."""
+    check_report_path(path)
+    blocks = build_report(repro)
+    if path.suffix.lower() == ".html":
+        write_atomic(path, render_html(blocks).encode("utf-8"))
+        return [path]
+    text, files = render_markdown(blocks, f"{path.stem}-{{name}}.png")
+    written = []
+    for name, data in files.items():
+        write_atomic(path.parent / name, data)
+        written.append(path.parent / name)
+    write_atomic(path, text.encode("utf-8"))
+    return [path, *written]

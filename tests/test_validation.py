@@ -1,0 +1,424 @@
+"""The validation harness: shape checks and scoring on hand-made curves, the datasets, the CLI, and the
+reproduction of the calibration data itself.
+
+The reproduction runs once per session (module fixture, a few minutes on two cores). Every scored
+point and shape must hold, or be listed in validation/known-misses.yaml with its reason; a listed
+miss that starts passing fails the test, so the list cannot rot.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pickle
+import statistics
+from pathlib import Path
+
+import pytest
+
+from sim.benchmarks.driver import PointResult
+from sim.errors import ConfigError, PfssimError
+from sim.params import PARAMETERS
+from sim.validation.dataset import (
+    VALIDATION_DIR,
+    PublishedPoint,
+    load_dataset,
+    load_datasets,
+    load_known_misses,
+    parse_published,
+)
+from sim.validation.report import build_report, render_html, render_markdown, to_json, write_report
+from sim.validation.run import reproduce, select
+from sim.validation.score import ErrorSummary, Reproduction, UnscoredRun, compare, curves_of
+from sim.validation.shapes import (
+    Below,
+    Close,
+    FallsAfter,
+    Flat,
+    PeakAt,
+    PeakFraction,
+    Rising,
+    Same,
+    evaluate,
+)
+from tests.conftest import run_cli
+
+CALIBRATION = ["beegfs-edr-2019", "pixstor-large", "beegfs-high-capacity"]
+
+# ------------------------------------------------------------------------------------------ shapes
+
+UP = {1: 1.0, 2: 2.0, 4: 4.0, 8: 7.9, 16: 8.0}
+HUMP = {64: 100.0, 128: 118.0, 256: 121.0, 512: 112.0, 1024: 105.0}
+LEVEL = {32: 30.0, 64: 31.0, 128: 30.5, 256: 29.8, 512: 30.2}
+
+
+def test_peak_at() -> None:
+    assert evaluate(PeakAt(type="peak_at", op="w", threads=256, within_factor=2), {"w": HUMP}).passed
+    assert evaluate(PeakAt(type="peak_at", op="w", threads=128, within_factor=2), {"w": HUMP}).passed
+    assert not evaluate(PeakAt(type="peak_at", op="w", threads=1024, within_factor=2), {"w": HUMP}).passed
+    assert not evaluate(PeakAt(type="peak_at", op="w", threads=64, within_factor=1), {"w": HUMP}).passed
+
+
+def test_falls_after() -> None:
+    assert evaluate(FallsAfter(type="falls_after", op="w", threads=256), {"w": HUMP}).passed
+    # Falling by less than min_drop is noise, not a fall.
+    flat_end = {**HUMP, 512: 120.0}
+    assert not evaluate(FallsAfter(type="falls_after", op="w", threads=256, min_drop=0.02), {"w": flat_end}).passed
+    assert not evaluate(FallsAfter(type="falls_after", op="w", threads=1024), {"w": HUMP}).passed  # nothing after
+
+
+def test_rising() -> None:
+    assert evaluate(Rising(type="rising", op="r", threads_range=(1, 16)), {"r": UP}).passed
+    assert not evaluate(Rising(type="rising", op="r", threads_range=(256, 1024)), {"r": HUMP}).passed
+    # A level stretch is not a rise, even with no step down.
+    assert not evaluate(Rising(type="rising", op="r", threads_range=(8, 16), min_rise=0.05), {"r": UP}).passed
+    dip = {1: 1.0, 2: 2.0, 4: 1.8, 8: 4.0}
+    assert not evaluate(Rising(type="rising", op="r", threads_range=(1, 8), slack=0.02), {"r": dip}).passed
+    assert evaluate(Rising(type="rising", op="r", threads_range=(1, 8), slack=0.15), {"r": dip}).passed
+
+
+def test_flat() -> None:
+    assert evaluate(Flat(type="flat", op="w", threads_range=(32, 512), rel_spread=0.10), {"w": LEVEL}).passed
+    assert not evaluate(Flat(type="flat", op="w", threads_range=(32, 512), rel_spread=0.03), {"w": LEVEL}).passed
+    assert not evaluate(Flat(type="flat", op="w", threads_range=(64, 1024), rel_spread=0.10), {"w": HUMP}).passed
+
+
+def test_close() -> None:
+    assert evaluate(Close(type="close", op="r", threads=(512, 1024), rel=0.1), {"r": HUMP}).passed
+    assert not evaluate(Close(type="close", op="r", threads=(512, 1024), rel=0.05), {"r": HUMP}).passed
+
+
+def test_below_and_same() -> None:
+    read = {16: 40.0, 32: 70.0, 64: 100.0, 128: 120.0}
+    write = {16: 45.0, 32: 80.0, 64: 110.0, 128: 119.0}
+    curves = {"read": read, "write": write}
+    assert evaluate(Below(type="below", op="read", other="write", threads_range=(16, 64)), curves).passed
+    assert not evaluate(Below(type="below", op="read", other="write", threads_range=(16, 128)), curves).passed
+    assert evaluate(Same(type="same", op="read", other="write", threads_range=(64, 128), rel=0.10), curves).passed
+    assert not evaluate(Same(type="same", op="read", other="write", threads_range=(16, 32), rel=0.10), curves).passed
+
+
+def test_peak_fraction() -> None:
+    curve = {"w": {128: 100e9, 256: 121.4e9, 512: 110e9}}
+    check = PeakFraction(type="peak_fraction", op="w", ceiling="136.4 GB/s", fraction=0.89, rel=0.02)
+    assert evaluate(check, curve).passed
+    assert not evaluate(check.model_copy(update={"fraction": 0.97}), curve).passed
+
+
+def test_missing_curve_fails_instead_of_crashing() -> None:
+    outcome = evaluate(PeakAt(type="peak_at", op="read", threads=256), {"write": HUMP})
+    assert not outcome.passed and "no predicted curve" in outcome.detail
+    outcome = evaluate(Close(type="close", op="w", threads=(3, 5)), {"w": HUMP})
+    assert not outcome.passed
+
+
+def test_check_problems_name_what_the_workload_lacks() -> None:
+    check = Below(type="below", op="read", other="stat", threads_range=(2000, 4000))
+    problems = check.problems(["read", "write"], [1, 2, 4])
+    assert any("'stat'" in p for p in problems)
+    assert any("[2000, 4000]" in p for p in problems)
+
+
+# ------------------------------------------------------------------------------------------ scoring
+
+
+def _curve(op: str, values: dict[int, float], unit: str = "B/s") -> list[PointResult]:
+    return [
+        PointResult("w", "iozone_seq_nn", op, t, v, v * 0.98, v * 1.02, unit, f"part{t}", 0.5 + t / 10_000)
+        for t, v in values.items()
+    ]
+
+
+def _point(**fields: object) -> PublishedPoint:
+    base: dict[str, object] = {"id": "p", "op": "write", "source": "text", "value": "100 GB/s"}
+    return PublishedPoint.model_validate({**base, **fields})
+
+
+HUMP_BPS = {t: v * 1e9 for t, v in HUMP.items()}
+
+
+def test_peak_at_a_thread_count_is_compared_there_and_reports_the_curve_peak() -> None:
+    c = compare(_point(kind="peak", threads=1024), _curve("write", HUMP_BPS))
+    assert c.predicted == pytest.approx(105e9)
+    assert (c.peak, c.peak_threads) == (pytest.approx(121e9), 256)
+    assert c.threads_used == (1024,)
+
+
+def test_peak_without_a_thread_count_is_compared_with_the_curve_peak() -> None:
+    c = compare(_point(kind="peak"), _curve("write", HUMP_BPS))
+    assert c.predicted == pytest.approx(121e9) and c.threads_used == (256,)
+    assert "predicted peak" in c.how
+
+
+def test_plateau_over_a_range_is_the_mean_of_the_range() -> None:
+    c = compare(_point(kind="plateau", threads_range=[128, 512]), _curve("write", HUMP_BPS))
+    assert c.predicted == pytest.approx((118 + 121 + 112) / 3 * 1e9)
+    assert c.threads_used == (128, 256, 512)
+
+
+def test_sustained_without_a_range_uses_the_points_after_the_predicted_peak() -> None:
+    c = compare(_point(kind="sustained"), _curve("write", HUMP_BPS))
+    assert c.threads_used == (512, 1024)
+    assert c.predicted == pytest.approx((112 + 105) / 2 * 1e9)
+    assert "after the predicted peak" in c.how
+    rising = {t: float(t) * 1e9 for t in (1, 2, 4)}
+    c = compare(_point(kind="sustained"), _curve("write", rising))
+    assert c.threads_used == (4,) and "last point" in c.how
+
+
+def test_error_sign_and_tolerance() -> None:
+    from sim.validation.score import PointScore
+
+    point = _point(kind="value", threads=256, value="110 GB/s", tolerance=0.10)
+    score = PointScore("s", "b", "w", point, compare(point, _curve("write", HUMP_BPS)))
+    assert score.error == pytest.approx(121 / 110 - 1)
+    assert score.within  # +10.0% is inside a 10% tolerance
+    tight = point.model_copy(update={"tolerance": 0.05})
+    assert not PointScore("s", "b", "w", tight, score.comparison).within
+
+
+def test_error_summary_by_hand() -> None:
+    from sim.validation.score import PointScore
+
+    scores = []
+    for published, tol in (("100 GB/s", 0.1), ("200 GB/s", 0.1), ("50 GB/s", 0.2), ("121 GB/s", 0.01)):
+        point = _point(kind="value", threads=256, value=published, tolerance=tol)
+        scores.append(PointScore("s", "b", "w", point, compare(point, _curve("write", HUMP_BPS))))
+    # errors: +21%, -39.5%, +142%, 0%
+    summary = ErrorSummary.of(scores)
+    assert summary.median_abs_error == pytest.approx((0.21 + 0.395) / 2)
+    assert summary.max_abs_error == pytest.approx(1.42)
+    assert (summary.n_points, summary.n_out_of_tolerance) == (4, 3)
+    assert ErrorSummary.of([]).median_abs_error is None
+
+
+def test_published_values_parse_as_people_write_them() -> None:
+    assert parse_published("121 GB/s") == (121e9, "B/s")
+    assert parse_published("3.6M IOPS") == (3.6e6, "op/s")
+    assert parse_published("12.8K IOPS") == (12.8e3, "op/s")
+    assert parse_published("164.76K op/s") == (pytest.approx(164.76e3), "op/s")
+
+
+# ------------------------------------------------------------------------------------------ data
+
+
+def test_every_dataset_loads_and_names_its_topology() -> None:
+    datasets = load_datasets()
+    names = [d.system for d in datasets]
+    assert names[:3] == sorted(CALIBRATION)
+    assert {"beegfs-hdr100", "pixstor-large-expansion"} <= set(names)
+    for dataset in datasets:
+        assert dataset.topology.is_file()
+    scored = {d.system for d in datasets if d.scored}
+    assert scored == set(CALIBRATION)
+
+
+def test_mdtest_is_transcribed_and_pending() -> None:
+    pixstor = next(d for d in load_datasets() if d.system == "pixstor-large")
+    for name in ("mdtest_empty", "mdtest_4k"):
+        bench = pixstor.spec.benchmarks[name]
+        assert bench.pending == "mdtest not modelled" and bench.points
+
+
+def test_table_and_text_disagreements_are_both_kept() -> None:
+    pixstor = next(d for d in load_datasets() if d.system == "pixstor-large")
+    ior = {p.id: p for p in pixstor.spec.benchmarks["ior_seq_n1"].points}
+    assert ior["read-peak-text"].published == 23.8e9 and ior["read-peak-table"].published == 21.7e9
+    assert "disagree" in (ior["read-peak-text"].note or "") and "disagree" in (ior["read-peak-table"].note or "")
+
+
+def test_bad_dataset_errors_are_located(tmp_path: Path) -> None:
+    text = (VALIDATION_DIR / "beegfs-high-capacity.yaml").read_text()
+    bad = text.replace("kind: plateau", "kind: plateu").replace("value: 47K IOPS", "value: 47K")
+    bad = bad.replace(
+        "op: random_read\n        kind: peak\n        threads: 512",
+        "op: read\n        kind: peak\n        threads: 512",
+    )
+    path = tmp_path / "beegfs-high-capacity.yaml"
+    path.write_text(bad)
+    with pytest.raises(ConfigError) as info:
+        load_dataset(path)
+    messages = [str(p) for p in info.value.problems]
+    assert any("points[0].kind" in m and ":" in m.split()[0] for m in messages), messages
+    assert any("points[1].value" in m for m in messages), messages
+
+
+def test_dataset_cross_checks_ops_and_thread_counts(tmp_path: Path) -> None:
+    text = (VALIDATION_DIR / "beegfs-high-capacity.yaml").read_text()
+    bad = text.replace("threads: 512\n        value: 47K", "threads: 1024\n        value: 47K")
+    bad = bad.replace("op: random_read, threads_range: [16, 512]", "op: read, threads_range: [16, 512]")
+    path = tmp_path / "beegfs-high-capacity.yaml"
+    path.write_text(bad)
+    with pytest.raises(ConfigError) as info:
+        load_dataset(path)
+    messages = "\n".join(str(p) for p in info.value.problems)
+    assert "does not run 1024 threads" in messages
+    assert "does not run 'read'" in messages
+
+
+def test_known_misses_schema(tmp_path: Path) -> None:
+    (tmp_path / "known-misses.yaml").write_text(
+        "misses:\n  - {system: s, benchmark: b, point: p, shape: q, why: both}\n"
+    )
+    with pytest.raises(ConfigError, match="exactly one of point and shape"):
+        load_known_misses(tmp_path)
+    assert load_known_misses(tmp_path / "absent") == {}
+    for miss in load_known_misses().values():
+        assert miss.why.strip() and miss.error
+
+
+def test_an_empty_validation_folder_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(PfssimError, match="no validation datasets"):
+        load_datasets(tmp_path)
+
+
+def test_unknown_system_names_the_known_ones() -> None:
+    with pytest.raises(PfssimError, match="known systems: .*beegfs-edr-2019"):
+        select(load_datasets(), ["beegfs-edr-2020"])
+
+
+# ------------------------------------------------------------------------------------------ CLI (no simulation)
+
+
+def test_parameters_table_and_json() -> None:
+    result = run_cli("reproduce", "--parameters")
+    assert result.code == 0
+    for name in PARAMETERS:
+        assert name[:12] in result.stdout
+    result = run_cli("reproduce", "--parameters", "--json")
+    assert result.code == 0
+    listed = json.loads(result.stdout)
+    assert [p["name"] for p in listed] == list(PARAMETERS)
+    fitted = {p["name"]: p["fitted_on"] for p in listed if p["fitted_on"]}
+    assert fitted == {"beegfs_storage_request_cpu_s": "beegfs-edr-2019 iozone random write"}
+
+
+def test_bad_arguments_exit_2_before_simulating(tmp_path: Path) -> None:
+    result = run_cli("reproduce", "no-such-system")
+    assert result.code == 2 and "known systems" in result.stderr and "pixstor-large" in result.stderr
+    result = run_cli("reproduce", "--report", str(tmp_path / "r.pdf"))
+    assert result.code == 2 and ".md or .html" in result.stderr
+    a_file = tmp_path / "f"
+    a_file.write_text("")
+    result = run_cli("reproduce", "--plots", str(a_file))
+    assert result.code == 2 and "folder" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------ the reproduction
+
+
+@pytest.fixture(scope="module")
+def repro(tmp_path_factory: pytest.TempPathFactory) -> Reproduction:
+    """The calibration systems' reproduction (2 worker processes), run once per test session.
+
+    Under pytest-xdist this module's tests may land on several workers; the first to get here runs
+    the reproduction and leaves it in the session's shared temporary folder, the others wait for it
+    and read it, so the minutes it takes are spent once.
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return reproduce(CALIBRATION, include_unscored=False)
+    shared = tmp_path_factory.getbasetemp().parent
+    saved = shared / "validation-reproduction.pickle"
+    with open(shared / "validation-reproduction.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if saved.is_file():
+            return pickle.loads(saved.read_bytes())
+        result = reproduce(CALIBRATION, include_unscored=False)
+        saved.write_bytes(pickle.dumps(result))
+        return result
+
+
+def _fmt_miss(key: tuple[str, str, str, str], detail: str) -> str:
+    return f"{'/'.join(key)}: {detail}"
+
+
+def test_every_point_is_within_tolerance_or_a_known_miss(repro: Reproduction) -> None:
+    new = [
+        _fmt_miss(p.key, f"published {p.point.value}, predicted {p.predicted:.4g}, error {p.error:+.1%}")
+        for p in repro.points
+        if not p.within and p.known_miss is None
+    ]
+    assert not new, "out of tolerance and not in validation/known-misses.yaml:\n" + "\n".join(new)
+
+
+def test_every_shape_holds_or_is_a_known_miss(repro: Reproduction) -> None:
+    new = [_fmt_miss(s.key, s.outcome.detail) for s in repro.shapes if not s.passed and s.known_miss is None]
+    assert not new, "shape checks failing and not in validation/known-misses.yaml:\n" + "\n".join(new)
+
+
+def test_every_known_miss_is_still_a_miss(repro: Reproduction) -> None:
+    stale = repro.stale_misses()
+    assert not stale, "these now pass (or name nothing): remove them from validation/known-misses.yaml:\n" + "\n".join(
+        f"{m.system}/{m.benchmark}/{m.point or m.shape}" for m in stale
+    )
+
+
+def test_summary_numbers_are_consistent(repro: Reproduction) -> None:
+    errors = [abs(p.error) for p in repro.points]
+    summary = repro.summary
+    assert summary.n_points == len(errors) > 0
+    assert summary.median_abs_error == pytest.approx(statistics.median(errors))
+    assert summary.max_abs_error == pytest.approx(max(errors))
+    assert summary.n_out_of_tolerance == sum(1 for p in repro.points if abs(p.error) > p.point.tolerance + 1e-12)
+    for bench in repro.benchmarks:
+        mine = [abs(p.error) for p in bench.points]
+        assert bench.summary.max_abs_error == pytest.approx(max(mine))
+    data = to_json(repro)
+    assert data["summary"]["n_points"] == summary.n_points
+    assert data["summary"]["n_out_of_tolerance"] == summary.n_out_of_tolerance
+    assert data["summary"]["median_abs_error"] == pytest.approx(summary.median_abs_error)
+    for point in data["points"]:
+        assert {"system", "benchmark", "op", "threads", "published", "predicted", "error"} <= point.keys()
+        assert point["error"] == pytest.approx(point["predicted"] / point["published"] - 1)
+    assert repro.ok == (summary.n_out_of_tolerance == 0 and not repro.failed_shapes)
+
+
+def test_every_needed_point_was_simulated_once(repro: Reproduction) -> None:
+    keys = [(b.system, b.workload, op, p.threads) for b in repro.benchmarks for op, c in b.curves.items() for p in c]
+    assert len(keys) == len(set(keys)) == repro.simulated_points
+    mdtest = [p for p in repro.pending if p.benchmark.startswith("mdtest")]
+    assert len(mdtest) == 19 and all(p.reason == "mdtest not modelled" for p in mdtest)
+
+
+def test_reports_render_from_the_result(repro: Reproduction, tmp_path: Path) -> None:
+    bench = repro.benchmarks[0]
+    repro.unscored = [
+        UnscoredRun(
+            "beegfs-hdr100",
+            "beegfs-hp-iozone-seq",
+            "iozone_seq_nn",
+            "not in the data",
+            curves_of([p for c in bench.curves.values() for p in c]),
+        )
+    ]
+    try:
+        written = write_report(repro, tmp_path / "out.md")
+        text = written[0].read_text()
+        assert "prediction, not scored" in text and "## Misses and why" in text and "## Model parameters" in text
+        figures = [p.name for p in written[1:]]
+        assert f"out-{bench.system}-{bench.benchmark}.png" in figures
+        assert f"](out-{bench.system}-{bench.benchmark}.png)" in text
+        assert all((tmp_path / name).read_bytes().startswith(b"\x89PNG") for name in figures)
+        page = write_report(repro, tmp_path / "out.html")[0].read_text()
+        assert page.count("data:image/png;base64,") == len(repro.benchmarks) + 1
+        assert "prediction, not scored" in page
+        for miss in (p for p in repro.points if not p.within and p.known_miss):
+            assert miss.known_miss.why.split()[0] in text
+        blocks = build_report(repro)
+        assert render_markdown(blocks)[0].count("|") > 0 and render_html(blocks).startswith("<!DOCTYPE html>")
+    finally:
+        repro.unscored = []
+
+
+def test_cli_end_to_end_on_the_edr_system(tmp_path: Path) -> None:
+    result = run_cli("reproduce", "beegfs-edr-2019", "--json", "--plots", str(tmp_path / "plots"))
+    data = json.loads(result.stdout)
+    failed = data["summary"]["n_out_of_tolerance"] > 0 or data["summary"]["n_shapes_failed"] > 0
+    assert result.code == (1 if failed else 0)
+    assert {p["benchmark"] for p in data["points"]} == {"iozone_seq_nn", "iozone_random_nn"}
+    assert {"median_abs_error", "max_abs_error", "n_points", "n_out_of_tolerance"} <= data["summary"].keys()
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
+        "beegfs-edr-2019-iozone_random_nn.png",
+        "beegfs-edr-2019-iozone_seq_nn.png",
+    ]
