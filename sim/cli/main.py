@@ -99,6 +99,22 @@ def _print_problems(problems: Sequence[Problem], stream: object = None) -> None:
         print(str(problem), file=out)  # type: ignore[arg-type]
 
 
+def _progress():  # noqa: ANN202 - a rich Progress
+    """A progress display on stderr, shown only on a terminal and cleared when done."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    stderr = Console(stderr=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    )
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     """``pfssim show``."""
     from sim.report.show import render_summary
@@ -137,8 +153,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``pfssim run``: resolve inputs (all errors before any simulation), simulate, render."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from sim.benchmarks.cmdline import parse_command
     from sim.benchmarks.driver import Precision
     from sim.benchmarks.suite import default_workloads, require_modelled, run_suite
@@ -159,16 +173,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not 0 < args.precision < 1:
         raise PfssimError("--precision must be between 0 and 1")
     total = sum(len(w.ops) * len(w.threads) for w in workloads)
-    stderr = Console(stderr=True)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=True,
-        disable=not stderr.is_terminal,
-    ) as progress:
+    with _progress() as progress:
         task = progress.add_task(f"simulating {system.name}", total=total)
 
         def advance(point: object) -> None:
@@ -191,8 +196,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``pfssim reproduce``: check the arguments, simulate and score, render; exit 1 on any miss."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from sim.validation.dataset import load_datasets
     from sim.validation.figures import write_figures
     from sim.validation.report import (
@@ -219,16 +222,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise PfssimError("--workers must be at least 1")
     select(load_datasets(), args.systems)  # unknown system names: exit 2 before simulating
-    stderr = Console(stderr=True)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=True,
-        disable=not stderr.is_terminal,
-    ) as progress:
+    with _progress() as progress:
         task = progress.add_task("reproducing", total=None)
 
         def advance(done: int, total: int, job: object) -> None:
