@@ -19,24 +19,14 @@
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass
 
 from simpy.events import Event
 
 from sim.config.system import BeeGFSSpec
-from sim.engine.core import Pool, Station, join
+from sim.engine.core import Pool, join
 from sim.engine.rng import Stream
-from sim.fs.common import RunContext
+from sim.fs.common import Route, RunContext
 from sim.params import value
-
-
-@dataclass(frozen=True)
-class _Route:
-    network: list[tuple[Station, float]]
-    storage: list[tuple[Station, float]]
-    cpu: Station
-    conn: Pool
-    workers: Pool
 
 
 class BeeGFSFile:
@@ -68,7 +58,7 @@ class BeeGFSModel:
             t: Pool(ctx.env, f"{t}.workers", self.service_of[t].workers or self.worker_count) for t in self.targets
         }
         self.conns: dict[tuple[str, str], Pool] = {}
-        self.routes: dict[tuple[int, str], _Route] = {}
+        self.routes: dict[tuple[int, str], Route] = {}
         self.file_size = ctx.workload.file_size_for(ctx.threads)
         self.shared = ctx.workload.benchmark == "ior_seq_n1"
         self.files = self._create_files()
@@ -222,7 +212,7 @@ class BeeGFSModel:
             pos += length
         return pieces
 
-    def _route(self, t: int, client: str, client_hca: str, target: str) -> _Route:
+    def _route(self, t: int, client: str, client_hca: str, target: str) -> Route:
         """The hops and pools of requests from one thread to one target (computed once)."""
         key = (t, target)
         route = self.routes.get(key)
@@ -240,12 +230,12 @@ class BeeGFSModel:
             network = platform.network_hops(client_hca, server_hca, op)
             network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
             storage = platform.storage_hops(service.server, zone, target, op)
-            route = self.routes[key] = _Route(
-                platform.resolve(network), platform.resolve(storage), platform.cpu(zone), conn, self.workers[target]
+            route = self.routes[key] = Route(
+                platform.resolve(network), platform.resolve(storage), platform.cpu(zone), self.workers[target], conn
             )
         return route
 
-    def _storage(self, target: str, op: str, offset: float, size: float, route: _Route) -> Event:
+    def _storage(self, target: str, op: str, offset: float, size: float, route: Route) -> Event:
         """Memory <-> device: the server's PCIe/SAS hops alongside the target I/O."""
         platform = self.ctx.platform
         env = self.ctx.env
@@ -275,23 +265,24 @@ class BeeGFSModel:
         device_offset = f.bases[index % len(f.bases)] + chunk_offset
         # Request message and reply each cost one network latency; both ride on the data transfer.
         delay += 2 * platform.latency
+        assert route.conn is not None
         wait = route.conn.acquire()
         if wait is not None:
             yield wait
         if ctx.io_op == "write":
             yield env.timeout(platform.finish_on(route.network, size, env.now + delay) - env.now)
-            wait = route.workers.acquire()
+            wait = route.pool.acquire()
             if wait is not None:
                 yield wait
             yield route.cpu.serve(stream.exponential(self.server_cpu))
             yield self._storage(target, "write", device_offset, size, route)
-            route.workers.release()
+            route.pool.release()
         else:
-            wait = route.workers.acquire()
+            wait = route.pool.acquire()
             if wait is not None:
                 yield wait
             yield route.cpu.serve(stream.exponential(self.server_cpu))
             yield self._storage(target, "read", device_offset, size, route)
             yield env.timeout(platform.finish_on(route.network, size, env.now + delay) - env.now)
-            route.workers.release()
+            route.pool.release()
         route.conn.release()

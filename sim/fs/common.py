@@ -7,10 +7,27 @@ from dataclasses import dataclass
 import simpy
 
 from sim.config.workload import Workload
+from sim.engine.core import Pool, Station
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.fs.platform import Platform
 from sim.topology.model import System
+
+
+@dataclass(frozen=True)
+class Route:
+    """Resolved path of one thread's requests to one target: computed once, reused by every request.
+
+    ``network`` and ``storage`` are stations with their seconds per byte; ``cpu`` is the serving
+    zone's cores; ``pool`` the server-side threads (BeeGFS target workers, GPFS NSD threads);
+    ``conn`` the client's connection limit to that server, if the file system has one.
+    """
+
+    network: list[tuple[Station, float]]
+    storage: list[tuple[Station, float]]
+    cpu: Station
+    pool: Pool
+    conn: Pool | None = None
 
 
 @dataclass

@@ -24,7 +24,7 @@ from simpy.events import Event
 from sim.config.system import GpfsSpec
 from sim.engine.core import Pool, join
 from sim.engine.rng import Stream
-from sim.fs.common import RunContext
+from sim.fs.common import Route, RunContext
 from sim.params import value
 
 
@@ -56,7 +56,7 @@ class GpfsModel:
         self.starts = [
             first if self.shared else ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)
         ]
-        self.routes: dict[tuple[str, str], tuple[list, list, str, object]] = {}
+        self.routes: dict[tuple[str, str], Route] = {}
 
     def outstanding(self) -> int:
         """Requests the threads keep in flight at most (sizes the measurement batches)."""
@@ -153,7 +153,8 @@ class GpfsModel:
 
     # -- one NSD request -------------------------------------------------------------------------
 
-    def _route(self, t: int, client: str, nsd: str) -> tuple[list, list, str, object]:
+    def _route(self, t: int, client: str, nsd: str) -> Route:
+        """Hops, CPU and NSD threads of requests from one client to one NSD (computed once)."""
         key = (client, nsd)
         route = self.routes.get(key)
         if route is None:
@@ -166,7 +167,12 @@ class GpfsModel:
             op = ctx.io_op
             network = platform.network_hops(client_hca, server_hca, op)
             storage = platform.storage_hops(service.server, zone, nsd, op)
-            route = self.routes[key] = (network, storage, zone, self.threads_pool[service.name])
+            route = self.routes[key] = Route(
+                platform.resolve(network),
+                platform.resolve(storage),
+                platform.cpu(zone),
+                self.threads_pool[service.name],
+            )
         return route
 
     def _request(
@@ -175,18 +181,17 @@ class GpfsModel:
         ctx = self.ctx
         env = ctx.env
         platform = ctx.platform
-        network, storage, zone, pool = self._route(t, client, nsd)
-        assert isinstance(pool, Pool)
+        route = self._route(t, client, nsd)
         latency = 2 * platform.latency
         op = ctx.io_op
         if op == "write":
-            yield platform.transfer(network, size, latency)
-        wait = pool.acquire()
+            yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
+        wait = route.pool.acquire()
         if wait is not None:
             yield wait
-        yield platform.cpu(zone).serve(stream.exponential(self.nsd_cpu))
-        hops_end = platform.transfer_finish(storage, size)
+        yield route.cpu.serve(stream.exponential(self.nsd_cpu))
+        hops_end = platform.finish_on(route.storage, size, env.now)
         yield join(env, [env.timeout(hops_end - env.now), platform.target_io(nsd, op, offset, size)])
         if op == "read":
-            yield platform.transfer(network, size, latency)
-        pool.release()
+            yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
+        route.pool.release()
