@@ -94,6 +94,38 @@ _PARAMETERS = [
     ),
 ]
 
+_PARAMETERS += [
+    Parameter(
+        "beegfs_meta_request_cpu_s",
+        73e-6,
+        "s",
+        "CPU time a BeeGFS metadata service spends per request (receive, worker dispatch, ext4 dentry "
+        "and inode work, reply), on one core of the service's NUMA zone",
+        "[ASSUMED] equal to the fitted beegfs_storage_request_cpu_s: the same message framework and "
+        "worker design, one local file-system operation per request; no BeeGFS metadata measurement is "
+        "published to fit it on",
+    ),
+    Parameter(
+        "beegfs_mdt_update_bytes",
+        4096,
+        "B",
+        "bytes a BeeGFS create or unlink writes to its metadata target (ext4)",
+        "one ext4 block (mkfs.ext4 default block size 4 KiB): the dentry file with its inlined inode "
+        "(research notes 1.4) updated in one block",
+    ),
+    Parameter(
+        "gpfs_node_meta_call_s",
+        3.85e-6,
+        "s",
+        "time a GPFS client node's daemon is busy per metadata system call served from its cache "
+        "(stat, open, close, creat, unlink, small read/write): one call at a time per node",
+        "fitted once, in closed form, on the pixstor-large empty-file mdtest (stat and read are "
+        "node-cache operations, 1 and 2 calls): 16 nodes / geometric mean of (stat peak 5.34M, stat "
+        "sustained 2.9M, 2 x read peak 2.42M, 2 x read sustained 2.0M op/s) = 16 / 4.16M = 3.85 us",
+        "pixstor-large mdtest empty files (stat, read)",
+    ),
+]
+
 _PARAMETERS.append(
     Parameter(
         "client_memcpy_Bps",

@@ -12,7 +12,7 @@ from sim.config.workload import MdtestWorkload, Workload
 from sim.errors import WorkloadError
 from tests.conftest import ROOT
 
-MDTEST_FILES = ["pixstor-mdtest-empty", "pixstor-mdtest-4k", "beegfs-hp-mdtest", "beegfs-hc-mdtest"]
+MDTEST_FILES = ["mdtest-pixstor-empty", "mdtest-pixstor-4k", "mdtest-beegfs-hp", "mdtest-beegfs-hc"]
 POWERS = [2**k for k in range(11)]  # 1 .. 1024
 TOTAL = 2**21
 
@@ -105,7 +105,7 @@ def test_beegfs_high_performance_command() -> None:
     assert _mdtest(command + " -w 4096").fsync_per_file is True
 
 
-@pytest.mark.parametrize("name", [n for n in MDTEST_FILES if n != "beegfs-hc-mdtest"])
+@pytest.mark.parametrize("name", [n for n in MDTEST_FILES if n != "mdtest-beegfs-hc"])
 def test_file_commands_match_the_fields_at_every_thread_count(name: str) -> None:
     workload = find_workload(name)
     assert isinstance(workload, MdtestWorkload) and workload.command is not None
@@ -225,16 +225,16 @@ def test_mdtest_files_load(name: str) -> None:
     assert workload.ops == ["create", "stat", "read", "remove"]
     assert (workload.files_only, workload.unique_dir, workload.depth, workload.leaf_only) == (True, True, 1, True)
     assert (workload.items_per_dir, workload.total_files, workload.branching) == (1024, TOTAL, None)
-    assert workload.threads == (POWERS if name == "beegfs-hp-mdtest" else POWERS[:10])
+    assert workload.threads == (POWERS if name == "mdtest-beegfs-hp" else POWERS[:10])
     assert all(workload.total_items(t) == TOTAL for t in workload.threads)
-    assert workload.file_bytes == (4096 if name == "pixstor-mdtest-4k" else 0)
+    assert workload.file_bytes == (4096 if name == "mdtest-pixstor-4k" else 0)
     assert workload.read_bytes == workload.write_bytes
-    assert (workload.iterations, workload.sync) == ((1, False) if name.startswith("pixstor") else (3, True))
+    assert (workload.iterations, workload.sync) == ((1, False) if name.startswith("mdtest-pixstor") else (3, True))
     assert workload.fsync_per_file is False
 
 
 def test_find_workload_tells_mdtest_from_the_rest() -> None:
-    assert isinstance(find_workload("pixstor-mdtest-empty"), MdtestWorkload)
+    assert isinstance(find_workload("mdtest-pixstor-empty"), MdtestWorkload)
     assert isinstance(find_workload("pixstor-ior-n1"), Workload)
 
 
@@ -250,7 +250,7 @@ def test_directories_per_thread_follow_table_3(name: str) -> None:
 
 
 def test_with_threads_checks_the_rule() -> None:
-    workload = find_workload("pixstor-mdtest-empty")
+    workload = find_workload("mdtest-pixstor-empty")
     assert workload.with_threads([1024, 8]).threads == [8, 1024]  # 2 directories per task at 1024
     with pytest.raises(WorkloadError) as info:
         workload.with_threads([64, 4096])

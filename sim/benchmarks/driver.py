@@ -10,6 +10,8 @@ What the benchmark reports in that steady state:
   are running (stonewalled), i.e. the aggregate rate of the full-concurrency steady state.
 * IOR: aggregate bytes / (last close - first open). For terabytes, open and close are negligible
   and the tasks of one shared file are statistically identical, so this is the aggregate rate too.
+* mdtest: the slowest task's rate x the tasks, i.e. the phase's items over its wall time; with
+  statistically identical tasks, the aggregate operation rate (see ``sim/fs/mdtest.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 import simpy
 
 from sim.config.system import BeeGFSSpec
-from sim.config.workload import Workload
+from sim.config.workload import AnyWorkload, MdtestWorkload
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.engine.stats import batch_estimate
@@ -69,10 +71,11 @@ class PointResult:
     batches: int = 0
     converged: bool = False
     bytes_moved: float = 0.0
+    file_bytes: float | None = None  # mdtest: bytes written to each file (-w); None for data benchmarks
 
     def to_json(self) -> dict[str, object]:
         """The point as it appears in the versioned result (SI units)."""
-        return {
+        out: dict[str, object] = {
             "workload": self.workload,
             "benchmark": self.benchmark,
             "op": self.op,
@@ -89,10 +92,22 @@ class PointResult:
             "simulated_seconds": self.simulated_s,
             "utilization": self.utilization,
         }
+        if self.file_bytes is not None:
+            out["file_bytes"] = self.file_bytes
+        return out
 
 
-def _model(ctx: RunContext):  # noqa: ANN202 - BeeGFSModel | GpfsModel
-    if isinstance(ctx.system.spec.filesystem, BeeGFSSpec):
+def _model(ctx: RunContext):  # noqa: ANN202 - one of the four file-system models
+    beegfs = isinstance(ctx.system.spec.filesystem, BeeGFSSpec)
+    if isinstance(ctx.workload, MdtestWorkload):
+        if beegfs:
+            from sim.fs.beegfs_meta import BeeGFSMetadataModel
+
+            return BeeGFSMetadataModel(ctx)
+        from sim.fs.gpfs_meta import GpfsMetadataModel
+
+        return GpfsMetadataModel(ctx)
+    if beegfs:
         from sim.fs.beegfs import BeeGFSModel
 
         return BeeGFSModel(ctx)
@@ -103,7 +118,7 @@ def _model(ctx: RunContext):  # noqa: ANN202 - BeeGFSModel | GpfsModel
 
 def run_point(
     system: System,
-    workload: Workload,
+    workload: AnyWorkload,
     op: str,
     threads: int,
     seed: int = 1,
@@ -117,7 +132,8 @@ def run_point(
     meter = Meter(env, threads)
     ctx = RunContext(env, system, platform, streams, workload, op, threads, meter)
     model = _model(ctx)
-    if ctx.io_op == "write":
+    mdtest = isinstance(workload, MdtestWorkload)
+    if (op in ("create", "remove")) if mdtest else ctx.io_op == "write":
         model.prefill_caches()
     model.start()
 
@@ -131,7 +147,7 @@ def run_point(
     t0, amount0, count0 = env.now, meter.amount, meter.count
     work0 = {name: station.done_work() for name, station in platform.all_stations().items()}
     # A batch must span a "generation" of the requests in flight, or batches correlate.
-    batch = max(precision.min_batch, threads, model.outstanding())
+    batch = max(precision.min_batch, threads, model.outstanding(), getattr(model, "batch_floor", 0))
     ops0 = platform.device_ops()
     amounts: list[float] = []
     durations: list[float] = []
@@ -162,7 +178,7 @@ def run_point(
         value=estimate.mean,
         ci_low=estimate.low,
         ci_high=estimate.high,
-        unit="op/s" if ctx.random else "B/s",
+        unit="op/s" if mdtest or ctx.random else "B/s",
         bottleneck=bottleneck,
         bottleneck_utilization=utilization.get(bottleneck, 0.0),
         utilization=dict(sorted(utilization.items())),
@@ -173,18 +189,19 @@ def run_point(
         batches=len(amounts),
         converged=estimate.rel_half_width <= precision.rel_precision,
         bytes_moved=meter.amount - amount0,
+        file_bytes=workload.write_bytes if mdtest else None,
     )
 
 
 def run_workload(
     system: System,
-    workload: Workload,
+    workload: AnyWorkload,
     seed: int = 1,
     precision: Precision = DEFAULT_PRECISION,
     progress: Callable[[PointResult], None] | None = None,
 ) -> list[PointResult]:
     """Every (operation, thread count) point of a workload, in the order the benchmark runs them."""
-    if not system.storage_targets:
+    if not system.storage_targets and not isinstance(workload, MdtestWorkload):
         raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
     points = []
     for op in workload.ops:

@@ -13,7 +13,7 @@ from typing import Any
 
 from sim import __version__
 from sim.benchmarks.driver import PointResult, Precision
-from sim.config.workload import Workload
+from sim.config.workload import AnyWorkload
 from sim.params import PARAMETERS
 from sim.topology.model import System
 
@@ -32,7 +32,7 @@ class RunResult:
     """Everything one ``pfssim run`` produced, and what it was produced from."""
 
     system: System
-    workloads: list[Workload]
+    workloads: list[AnyWorkload]
     seed: int
     precision: Precision
     points: list[PointResult] = field(default_factory=list)

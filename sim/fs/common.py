@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import simpy
 
-from sim.config.workload import Workload
+from sim.config.workload import AnyWorkload
 from sim.engine.core import Pool, Station
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
@@ -38,8 +38,8 @@ class RunContext:
     system: System
     platform: Platform
     streams: Streams
-    workload: Workload
-    op: str  # write, read, random_write, random_read
+    workload: AnyWorkload
+    op: str  # write, read, random_write, random_read; mdtest: create, stat, read, remove
     threads: int
     meter: Meter
 

@@ -123,11 +123,15 @@ class Platform:
                 out[station.name] = station
         return out
 
-    def prefill_caches_with(self, sampler: Callable[[str], Callable[[], tuple[float, float]]]) -> None:
-        """Fill every ME4 write cache; ``sampler(vdisk)`` draws (offset, size) of one dirty write."""
+    def prefill_caches_with(
+        self, sampler: Callable[[str], Callable[[], tuple[float, float]]], only: set[str] | None = None
+    ) -> None:
+        """Fill ME4 write caches (of the virtual disks in ``only``, or all); ``sampler(vdisk)`` draws
+        (offset, size) of one dirty write."""
         for controller in self.controllers.values():
             for vdisk, cache in controller.caches.items():
-                cache.prefill(sampler(vdisk))
+                if only is None or vdisk in only:
+                    cache.prefill(sampler(vdisk))
 
     # -- devices ---------------------------------------------------------------------------------
 

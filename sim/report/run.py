@@ -9,11 +9,12 @@ from sim.benchmarks.result import RunResult
 from sim.config.units import Dimension, format_quantity
 
 
-def format_value(value: float, unit: str) -> str:
-    """GB/s for bandwidth, K/M IOPS or op/s for operation rates."""
+def format_value(value: float, unit: str, benchmark: str = "") -> str:
+    """GB/s for bandwidth, K/M IOPS for I/O rates, K/M op/s for mdtest's metadata operations."""
     if unit == "B/s":
         return format_quantity(value, Dimension.BANDWIDTH)
-    return format_quantity(value, Dimension.IOPS)
+    text = format_quantity(value, Dimension.IOPS)
+    return text.replace("IOPS", "op/s") if benchmark == "mdtest" else text
 
 
 def render_run(result: RunResult, console: Console) -> None:
@@ -35,7 +36,7 @@ def render_run(result: RunResult, console: Console) -> None:
                 table.add_row(
                     op,
                     str(point.threads),
-                    format_value(point.value, point.unit),
+                    format_value(point.value, point.unit, point.benchmark),
                     interval,
                     point.bottleneck,
                     f"{point.bottleneck_utilization:.0%}",

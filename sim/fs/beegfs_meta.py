@@ -1,0 +1,270 @@
+"""BeeGFS metadata path for mdtest: directory owners, metadata workers, MDTs, chunk-file messages.
+
+What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGFS sources):
+
+* Every directory is owned by one metadata service, chosen uniformly at random when the directory
+  is made; the files of a directory (dentry with the inode inlined) live with it, so every file
+  operation is a request to the owner of its directory.
+* A request: the client's CPU (``beegfs_client_request_cpu_s``) and one network latency each way;
+  at most ``conn_max_internode.client`` requests in flight from one client to one service; one of
+  the service's ``workers.meta`` worker threads for the whole server-side work; one core of the
+  service's NUMA zone for ``beegfs_meta_request_cpu_s``.
+* create = open(O_CREAT) + close: two requests; the create writes one ext4 block
+  (``beegfs_mdt_update_bytes``) to the owner's metadata target. No storage target is contacted
+  (chunk files are made lazily by the first write).
+* stat = one request, served from the metadata server's memory (no client attribute cache:
+  ``tuneFileSubentryCacheValidityMS`` is 0).
+* read = open + close: two requests, no MDT I/O.
+* remove = one request that writes one block to the MDT and then sends one unlink message to
+  every stripe target of the file (in parallel when there are several), whether or not chunk
+  files exist. The client is answered before those messages (``tuneEarlyUnlinkResponse``), but the
+  worker stays busy until they are done.
+* ``-w``/``-e`` data: the client's buffered cache holds a small write until close, then it is one
+  write request to the file's first stripe target (``-y`` adds nothing: the write is already a
+  device write in this model); a read is one read request. Close then makes the metadata service
+  message that target (``CloseChunkFileMsg``), and the client waits for it.
+* Storage-side messages (unlink, close chunk) cost the storage service one worker and
+  ``beegfs_storage_request_cpu_s``; unlinking a chunk file that was never written is CPU only.
+* A file's stripe targets are ``num_targets`` consecutive targets in ID order from a random start
+  (the round-robin chooser seen from one file).
+
+The ext4 writes are modelled as synchronous in the worker (conservative: ext4 journals them, but a
+long run cannot create faster than the MDT absorbs its blocks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+from simpy.events import Event
+
+from sim.config.system import BeeGFSSpec
+from sim.engine.core import Pool, join
+from sim.engine.rng import Stream
+from sim.errors import PfssimError
+from sim.fs.common import RunContext
+from sim.fs.mdtest import MetadataModelBase
+from sim.params import value
+from sim.topology.model import Service
+
+
+class BeeGFSMetadataModel(MetadataModelBase):
+    """mdtest tasks against the metadata services (and, for data and unlinks, storage targets) of BeeGFS."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        super().__init__(ctx)
+        fs = ctx.system.spec.filesystem
+        assert isinstance(fs, BeeGFSSpec)
+        system = ctx.system
+        self.meta = [s for s in system.services.values() if s.kind == "beegfs-meta" and s.targets]
+        if not self.meta:
+            raise PfssimError(f"{system.name} has no BeeGFS metadata service with a target to run mdtest on")
+        self.targets = system.storage_targets
+        self.storage_service = {t: system.services_of(t)[0] for t in self.targets}
+        env = ctx.env
+        default_meta = fs.workers.get("meta", 4)
+        default_storage = fs.workers.get("storage", 12)
+        self.meta_workers = {s.name: Pool(env, f"{s.name}.workers", s.workers or default_meta) for s in self.meta}
+        self.storage_workers = {
+            t: Pool(env, f"{t}.workers", self.storage_service[t].workers or default_storage) for t in self.targets
+        }
+        self.conn_limit = fs.conn_max_internode.get("client", 12)
+        self.conns: dict[tuple[str, str], Pool] = {}
+        self.num_targets = min(fs.num_targets, len(self.targets)) if self.targets else 0
+        self.meta_cpu = value("beegfs_meta_request_cpu_s")
+        self.storage_cpu = value("beegfs_storage_request_cpu_s")
+        self.client_cpu = value("beegfs_client_request_cpu_s")
+        self.update_bytes = value("beegfs_mdt_update_bytes")
+        self.write_bytes = self.workload.write_bytes
+        self.read_bytes = self.workload.read_bytes
+        if (self.write_bytes or self.read_bytes or "remove" in self.workload.ops) and not self.targets:
+            raise PfssimError(f"{system.name} has no storage targets for mdtest's data and unlinks")
+        # Each directory's owner, drawn as mdtest makes the directories (task by task, in order).
+        owner_stream = ctx.streams("beegfs.mkdir")
+        self.owner = {
+            key: self.meta[owner_stream.integer(len(self.meta))] for key in self.walk.all_directories(ctx.threads)
+        }
+        self._zones: dict[str, str] = {}
+        self._mdt_hops: dict[str, list] = {}
+        self._data_routes: dict[tuple[str, str, str], tuple[list, list, str]] = {}
+
+    def written_luns(self) -> set[str]:
+        """The MDTs, and the storage targets when files get data."""
+        luns = {s.targets[0] for s in self.meta}
+        if self.walk.phase == "create" and self.write_bytes > 0:
+            luns |= set(self.targets)
+        return luns
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _zone(self, service: Service) -> str:
+        zone = self._zones.get(service.name)
+        if zone is None:
+            zone = service.zone or self.ctx.system.zone_of.get(service.hcas[0], service.server)
+            self._zones[service.name] = zone
+        return zone
+
+    def _conn(self, client: str, service: Service) -> Pool:
+        key = (client, service.name)
+        pool = self.conns.get(key)
+        if pool is None:
+            pool = self.conns[key] = Pool(self.ctx.env, f"{client}->{service.name}", self.conn_limit)
+        return pool
+
+    def _stripe(self, stream: Stream) -> list[str]:
+        n = len(self.targets)
+        start = stream.integer(n)
+        return [self.targets[(start + i) % n] for i in range(self.num_targets)]
+
+    def _mdt_write(self, service: Service, stream: Stream) -> Event:
+        """One block written to the service's metadata target, through the server's PCIe path."""
+        ctx = self.ctx
+        platform = ctx.platform
+        mdt = service.targets[0]
+        hops = self._mdt_hops.get(service.name)
+        if hops is None:
+            hops = self._mdt_hops[service.name] = platform.resolve(
+                platform.storage_hops(service.server, self._zone(service), mdt, "write")
+            )
+        blocks = max(int(platform.raids[mdt].capacity // self.update_bytes), 1)
+        offset = stream.integer(blocks) * self.update_bytes
+        hops_end = platform.finish_on(hops, self.update_bytes, ctx.env.now)
+        device_end = platform.target_finish(mdt, "write", offset, self.update_bytes)
+        if device_end is not None:
+            return ctx.env.timeout(max(hops_end, device_end) - ctx.env.now)
+        return join(
+            ctx.env,
+            [
+                ctx.env.timeout(hops_end - ctx.env.now),
+                platform.target_io(mdt, "write", offset, self.update_bytes),
+            ],
+        )
+
+    def _chunk_message(self, target: str, stream: Stream) -> Generator[Event, object, None]:
+        """A metadata-to-storage message (unlink or close of a chunk file): CPU only on the storage side."""
+        ctx = self.ctx
+        yield ctx.env.timeout(ctx.platform.latency)
+        pool = self.storage_workers[target]
+        wait = pool.acquire()
+        if wait is not None:
+            yield wait
+        service = self.storage_service[target]
+        yield ctx.platform.cpu(self._zone(service)).serve(stream.exponential(self.storage_cpu))
+        pool.release()
+        yield ctx.env.timeout(ctx.platform.latency)
+
+    def _messages(self, targets: list[str], stream: Stream) -> Generator[Event, object, None]:
+        if len(targets) == 1:
+            yield from self._chunk_message(targets[0], stream)
+        else:
+            yield join(self.ctx.env, [self.ctx.env.process(self._chunk_message(t, stream)) for t in targets])
+
+    def _after_reply(self, pool: Pool, targets: list[str], stream: Stream) -> Generator[Event, object, None]:
+        yield from self._messages(targets, stream)
+        pool.release()
+
+    def _request(
+        self,
+        client: str,
+        service: Service,
+        stream: Stream,
+        *,
+        update: bool = False,
+        chunks: list[str] | None = None,
+        early_reply: bool = False,
+    ) -> Generator[Event, object, None]:
+        """One client request to a metadata service, with its MDT write and chunk-file messages."""
+        ctx = self.ctx
+        env = ctx.env
+        platform = ctx.platform
+        conn = self._conn(client, service)
+        wait = conn.acquire()
+        if wait is not None:
+            yield wait
+        yield env.timeout(stream.exponential(self.client_cpu) + platform.latency)
+        pool = self.meta_workers[service.name]
+        wait = pool.acquire()
+        if wait is not None:
+            yield wait
+        yield platform.cpu(self._zone(service)).serve(stream.exponential(self.meta_cpu))
+        if update:
+            yield self._mdt_write(service, stream)
+        if chunks and early_reply:
+            env.process(self._after_reply(pool, chunks, stream))
+        else:
+            if chunks:
+                yield from self._messages(chunks, stream)
+            pool.release()
+        yield env.timeout(platform.latency)
+        conn.release()
+
+    def _data(self, t: int, client: str, target: str, op: str, size: float, stream: Stream) -> Generator:
+        """A client's small write or read of one file's data on one storage target."""
+        ctx = self.ctx
+        env = ctx.env
+        platform = ctx.platform
+        service = self.storage_service[target]
+        key = (client, target, op)
+        route = self._data_routes.get(key)
+        if route is None:
+            client_hca = ctx.system.client_hcas[client][0]
+            server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
+            zone = self._zone(service)
+            network = platform.network_hops(client_hca, server_hca, op)
+            network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
+            storage = platform.storage_hops(service.server, zone, target, op)
+            route = self._data_routes[key] = (platform.resolve(network), platform.resolve(storage), zone)
+        network, storage, zone = route
+        conn = self._conn(client, service)
+        wait = conn.acquire()
+        if wait is not None:
+            yield wait
+        delay = stream.exponential(self.client_cpu) + 2 * platform.latency
+        if op == "write":
+            yield env.timeout(platform.finish_on(network, size, env.now + delay) - env.now)
+            delay = 0.0
+        pool = self.storage_workers[target]
+        wait = pool.acquire()
+        if wait is not None:
+            yield wait
+        yield platform.cpu(zone).serve(stream.exponential(self.storage_cpu))
+        blocks = max(int(platform.raids[target].capacity // 4096), 1)
+        offset = stream.integer(blocks) * 4096.0
+        hops_end = platform.finish_on(storage, size, env.now)
+        device_end = platform.target_finish(target, op, offset, size)
+        if device_end is not None:
+            yield env.timeout(max(hops_end, device_end) - env.now)
+        else:
+            yield join(env, [env.timeout(hops_end - env.now), platform.target_io(target, op, offset, size)])
+        pool.release()
+        if op == "read":
+            yield env.timeout(platform.finish_on(network, size, env.now + delay) - env.now)
+        conn.release()
+
+    # -- the four phases -------------------------------------------------------------------------
+
+    def operate(
+        self, t: int, client: str, directory: tuple[int, int], item: int, stream: Stream
+    ) -> Generator[Event, object, None]:
+        service = self.owner[directory]
+        phase = self.walk.phase
+        if phase == "stat":
+            yield from self._request(client, service, stream)
+        elif phase == "create":
+            yield from self._request(client, service, stream, update=True)  # open(O_CREAT)
+            chunks = None
+            if self.write_bytes > 0:
+                first = self._stripe(stream)[0]
+                yield from self._data(t, client, first, "write", self.write_bytes, stream)
+                chunks = [first]
+            yield from self._request(client, service, stream, chunks=chunks)  # close
+        elif phase == "read":
+            yield from self._request(client, service, stream)  # open
+            chunks = None
+            if self.read_bytes > 0:
+                first = self._stripe(stream)[0]
+                yield from self._data(t, client, first, "read", self.read_bytes, stream)
+                chunks = [first]
+            yield from self._request(client, service, stream, chunks=chunks)  # close
+        else:  # remove
+            yield from self._request(client, service, stream, update=True, chunks=self._stripe(stream), early_reply=True)

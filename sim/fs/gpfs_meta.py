@@ -1,0 +1,236 @@
+"""Spectrum Scale (GPFS) metadata path for mdtest: client-side metadata, metadata NSDs, small files.
+
+GPFS has no metadata server: the client node that holds a file's tokens updates its metadata
+itself, in its own cache, and writes the blocks to the metadata NSDs through their NSD servers
+(shared research notes 2.4). What one file operation costs in the model:
+
+* Every metadata system call (creat/open, close, write, read, stat, unlink) is handled by the
+  node's GPFS daemon, modelled as one server per client node that each call occupies for
+  ``gpfs_node_meta_call_s`` (the per-node ceiling of cached metadata operations).
+* stat and open/close are served from the node's cache: mdtest's tasks stat and read the files
+  they created themselves (no ``-N`` stride), so the node still holds their tokens and inodes.
+  This client-side caching is what lets stat reach millions of operations per second.
+* create and remove write the file's inode (``inode_size`` bytes) to a metadata NSD, replicated
+  ``metadata_replicas`` times on NSDs of different failure groups, in parallel; each write is an
+  NSD request (network, NSD thread, ``gpfs_nsd_block_cpu_s`` on the server, SAS, ME4 controller).
+  Directory-block and allocation-map updates of consecutive operations in one directory are
+  assumed to be absorbed into these writes (the node keeps the directory's blocks while it holds
+  its token).
+* Data of ``-w``: up to ``inode_size`` - 128 bytes (the inode header) lives in the inode and costs
+  nothing more. Larger files need subblocks (``block_size / subblocks_per_block``) on a data NSD:
+  the write is copied into the pagepool and written behind, through the node's
+  ``gpfs_prefetch_threads`` write-behind slots (a writer waits only when all are busy; ``-y``
+  waits for its own write). A node's new small files fill the subblocks of one block after the
+  other; with scattered allocation each new block is at a random place on the next NSD.
+* ``-e`` reads of data the node wrote come from its pagepool while the node's small files fit in
+  it (a memory copy at ``client_memcpy_Bps``), otherwise from the data NSD.
+* Without ``-u`` all tasks share directories: a create or remove in a directory whose token is
+  held by another node first takes the token over (four message latencies: revoke and grant) and
+  makes the old holder flush the directory block (one replicated metadata write), one node at a
+  time per directory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator
+
+from simpy.events import Event
+
+from sim.config.system import GpfsSpec
+from sim.engine.core import Pool, Station, join
+from sim.engine.rng import Stream
+from sim.errors import PfssimError
+from sim.fs.common import Route, RunContext
+from sim.fs.mdtest import MetadataModelBase
+from sim.params import value
+
+INODE_HEADER_BYTES = 128.0  # research notes 2.4: "a fixed footprint of the inode header, 128 bytes"
+
+
+class GpfsMetadataModel(MetadataModelBase):
+    """mdtest tasks against GPFS client nodes, metadata NSDs and (for data) data NSDs."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        super().__init__(ctx)
+        fs = ctx.system.spec.filesystem
+        assert isinstance(fs, GpfsSpec)
+        self.fs = fs
+        system = ctx.system
+        env = ctx.env
+        self.data_nsds = system.storage_targets
+        self.meta_nsds = system.metadata_targets or self.data_nsds
+        if not self.meta_nsds:
+            raise PfssimError(f"{system.name} has no NSDs to hold metadata")
+        self.replicas = max(1, min(fs.metadata_replicas, len(self.meta_nsds)))
+        self.server_of = {n: system.services_of(n)[0] for n in self.meta_nsds + self.data_nsds}
+        self.nsd_threads = {
+            s.name: Pool(env, f"{s.name}.threads", int(value("gpfs_nsd_threads"))) for s in system.services.values()
+        }
+        self.nsd_cpu = value("gpfs_nsd_block_cpu_s")
+        self.call_s = value("gpfs_node_meta_call_s")
+        self.memcpy = value("client_memcpy_Bps")
+        self.daemon: dict[str, Station] = {}
+        for client in system.clients:
+            station = Station(env, f"{client}.gpfs-daemon", 1)
+            self.daemon[client] = station
+            ctx.platform.stations[station.name] = station
+        self.slots = {c: Pool(env, f"{c}.write-behind", int(value("gpfs_prefetch_threads"))) for c in system.clients}
+        self.inode = fs.inode_size
+        self.subblock = fs.block_size / fs.subblocks_per_block
+        workload = self.workload
+        self.write_bytes = workload.write_bytes
+        self.read_bytes = workload.read_bytes
+        self.in_inode = workload.write_bytes <= self.inode - INODE_HEADER_BYTES
+        self.data_size = math.ceil(workload.write_bytes / self.subblock) * self.subblock
+        if not self.in_inode and not self.data_nsds:
+            raise PfssimError(f"{system.name} has no data NSDs for mdtest's {workload.write_bytes:.0f}-byte files")
+        # Reads of data the node wrote: pagepool hits while its small files fit.
+        files_per_node = workload.total_items(ctx.threads) / max(min(len(system.clients), ctx.threads), 1)
+        footprint = files_per_node * self.data_size
+        self.hit = 1.0 if footprint <= 0 else min(1.0, fs.pagepool.client / footprint)
+        self.routes: dict[tuple[str, str, str], Route] = {}
+        self.cursor: dict[str, list[float]] = {}  # client -> [nsd index, block base, subblock index]
+        self.holder: dict[tuple[int, int], str] = {}
+        self.dir_lock: dict[tuple[int, int], Pool] = {}
+
+    def written_luns(self) -> set[str]:
+        """Metadata NSDs for creates and removes, data NSDs too when created files need subblocks."""
+        luns = set(self.meta_nsds)
+        if self.walk.phase == "create" and not self.in_inode:
+            luns |= set(self.data_nsds)
+        return luns
+
+    # -- NSD requests ----------------------------------------------------------------------------
+
+    def _route(self, t: int, client: str, nsd: str, op: str) -> Route:
+        key = (client, nsd, op)
+        route = self.routes.get(key)
+        if route is None:
+            ctx = self.ctx
+            platform = ctx.platform
+            service = self.server_of[nsd]
+            client_hca = ctx.system.client_hcas[client][0]
+            server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
+            zone = ctx.system.zone_of[server_hca]
+            route = self.routes[key] = Route(
+                platform.resolve(platform.network_hops(client_hca, server_hca, op)),
+                platform.resolve(platform.storage_hops(service.server, zone, nsd, op)),
+                platform.cpu(zone),
+                self.nsd_threads[service.name],
+            )
+        return route
+
+    def _nsd(
+        self, t: int, client: str, nsd: str, op: str, offset: float, size: float, stream: Stream
+    ) -> Generator[Event, object, None]:
+        ctx = self.ctx
+        env = ctx.env
+        platform = ctx.platform
+        route = self._route(t, client, nsd, op)
+        latency = 2 * platform.latency
+        if op == "write":
+            yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
+        wait = route.pool.acquire()
+        if wait is not None:
+            yield wait
+        yield route.cpu.serve(stream.exponential(self.nsd_cpu))
+        hops_end = platform.finish_on(route.storage, size, env.now)
+        yield join(env, [env.timeout(hops_end - env.now), platform.target_io(nsd, op, offset, size)])
+        route.pool.release()
+        if op == "read":
+            yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
+
+    def _inode_write(self, t: int, client: str, stream: Stream) -> Event:
+        """The inode (or a directory block) written to ``metadata_replicas`` NSDs of different failure groups."""
+        ctx = self.ctx
+        n = len(self.meta_nsds)
+        base = stream.integer(n)
+        step = max(n // self.replicas, 1)
+        writes = []
+        for r in range(self.replicas):
+            nsd = self.meta_nsds[(base + r * step) % n]
+            slots = max(int(ctx.platform.raids[nsd].capacity // self.inode), 1)
+            offset = stream.integer(slots) * self.inode
+            writes.append(ctx.env.process(self._nsd(t, client, nsd, "write", offset, self.inode, stream)))
+        return writes[0] if len(writes) == 1 else join(ctx.env, writes)
+
+    def _data_place(self, client: str, stream: Stream) -> tuple[str, float]:
+        """Where the node's next small file goes: the next subblock of its current block."""
+        per_block = int(self.fs.block_size // self.data_size) or 1
+        cursor = self.cursor.get(client)
+        if cursor is None or cursor[2] >= per_block:
+            index = stream.integer(len(self.data_nsds)) if cursor is None else (int(cursor[0]) + 1) % len(self.data_nsds)
+            blocks = max(int(self.ctx.platform.raids[self.data_nsds[index]].capacity // self.fs.block_size), 1)
+            cursor = self.cursor[client] = [float(index), stream.integer(blocks) * self.fs.block_size, 0.0]
+        nsd = self.data_nsds[int(cursor[0])]
+        offset = cursor[1] + cursor[2] * self.data_size
+        cursor[2] += 1
+        return nsd, offset
+
+    def _write_behind(self, t: int, client: str, nsd: str, offset: float, stream: Stream) -> Generator:
+        yield from self._nsd(t, client, nsd, "write", offset, self.data_size, stream)
+        self.slots[client].release()
+
+    def _call(self, client: str, stream: Stream) -> Event:
+        return self.daemon[client].serve(stream.exponential(self.call_s))
+
+    def _take_directory(self, t: int, client: str, directory: tuple[int, int], stream: Stream) -> Generator:
+        """Without -u: move the directory's token to this node (one node at a time)."""
+        if self.holder.get(directory, client) == client:
+            self.holder[directory] = client
+            return
+        lock = self.dir_lock.get(directory)
+        if lock is None:
+            lock = self.dir_lock[directory] = Pool(self.ctx.env, f"dir{directory}.token", 1)
+        wait = lock.acquire()
+        if wait is not None:
+            yield wait
+        if self.holder.get(directory) != client:
+            yield self.ctx.env.timeout(4 * self.ctx.platform.latency)
+            yield self._inode_write(t, client, stream)  # the old holder flushes the directory block
+            self.holder[directory] = client
+        lock.release()
+
+    # -- the four phases -------------------------------------------------------------------------
+
+    def operate(
+        self, t: int, client: str, directory: tuple[int, int], item: int, stream: Stream
+    ) -> Generator[Event, object, None]:
+        env = self.ctx.env
+        phase = self.walk.phase
+        if phase == "stat":
+            yield self._call(client, stream)
+        elif phase == "create":
+            if not self.walk.unique:
+                yield from self._take_directory(t, client, directory, stream)
+            yield self._call(client, stream)  # creat
+            yield self._inode_write(t, client, stream)
+            if self.write_bytes > 0:
+                yield self._call(client, stream)  # write
+                yield env.timeout(self.write_bytes / self.memcpy)
+                if not self.in_inode:
+                    slots = self.slots[client]
+                    wait = slots.acquire()
+                    if wait is not None:
+                        yield wait
+                    nsd, offset = self._data_place(client, stream)
+                    flush = env.process(self._write_behind(t, client, nsd, offset, stream))
+                    if self.workload.fsync_per_file:
+                        yield flush
+            yield self._call(client, stream)  # close
+        elif phase == "read":
+            yield self._call(client, stream)  # open
+            if self.read_bytes > 0:
+                yield self._call(client, stream)  # read
+                if self.in_inode or stream.uniform() < self.hit:
+                    yield env.timeout(self.read_bytes / self.memcpy)
+                else:
+                    nsd, offset = self._data_place(client, stream)
+                    yield from self._nsd(t, client, nsd, "read", offset, self.data_size, stream)
+            yield self._call(client, stream)  # close
+        else:  # remove
+            if not self.walk.unique:
+                yield from self._take_directory(t, client, directory, stream)
+            yield self._call(client, stream)  # unlink
+            yield self._inode_write(t, client, stream)

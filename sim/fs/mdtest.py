@@ -1,0 +1,107 @@
+"""The mdtest walk both metadata models share: which file of which directory each task works on.
+
+mdtest (files only, ``-F``) runs its phases one after the other with a barrier between them; in a
+phase every task goes through its directories in order and, in each, through its files. A point
+of pfssim simulates one phase in steady state: every task loops over its own walk without end,
+starting at a random place in it (so the tasks are spread over their directories as they are in
+the middle of a real phase), and every finished operation is one completion.
+
+What mdtest prints for a phase is the slowest task's rate times the number of tasks, which with
+its barriers is the total number of items over the phase's wall time. pfssim's tasks are
+statistically identical (the same walk, the same kind of directories, placed evenly over the
+clients), so that figure is the steady-state aggregate rate the driver measures; see
+``docs/design.md`` (MDtest) for where this stops being true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+from simpy.events import Event
+
+from sim.config.workload import MdtestWorkload
+from sim.engine.rng import Stream
+from sim.fs.common import RunContext
+
+
+class MdtestWalk:
+    """The tree of one mdtest run at a thread count: directories per task, files per directory."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        workload = ctx.workload
+        assert isinstance(workload, MdtestWorkload)
+        self.workload = workload
+        self.phase = ctx.op
+        self.dirs = workload.dirs_per_task(ctx.threads)
+        self.per_dir = max(workload.files_per_dir(ctx.threads), 1)
+        self.unique = workload.unique_dir
+
+    def directory(self, task: int, index: int) -> tuple[int, int]:
+        """A directory's identity: (owning task, index); without ``-u`` every task shares task 0's tree."""
+        return (task if self.unique else 0, index)
+
+    def all_directories(self, threads: int) -> list[tuple[int, int]]:
+        """Every directory that holds files, in the order mdtest creates them (task by task)."""
+        tasks = range(threads) if self.unique else range(1)
+        return [(t, d) for t in tasks for d in range(self.dirs)]
+
+
+class MetadataModelBase:
+    """Closed-loop mdtest tasks; subclasses implement :meth:`operate` for one file operation."""
+
+    #: Operations per measurement batch at least: metadata operations are cheap and their times
+    #: vary (exponential service), so a batch needs many of them for its mean to be tight.
+    batch_floor = 1000
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.walk = MdtestWalk(ctx)
+        self.workload = self.walk.workload
+
+    def outstanding(self) -> int:
+        """Operations the tasks keep in flight at most (sizes the measurement batches)."""
+        return self.ctx.threads
+
+    def written_luns(self) -> set[str]:
+        """The LUNs this phase writes to (their controller caches start full)."""
+        raise NotImplementedError
+
+    def prefill_caches(self) -> None:
+        """The write caches of the LUNs the phase writes start full of small writes like its own."""
+        stream = self.ctx.streams("cache.prefill")
+        unit = 4096.0
+        platform = self.ctx.platform
+
+        def sampler(lun: str):  # noqa: ANN202 - an (offset, size) sampler per LUN
+            slots = max(int(platform.raids[lun].capacity // unit), 1)
+            return lambda: (stream.integer(slots) * unit, unit)
+
+        platform.prefill_caches_with(sampler, self.written_luns())
+
+    def start(self) -> None:
+        """One process per mdtest task."""
+        for t in range(self.ctx.threads):
+            self.ctx.env.process(self._task(t))
+
+    def _task(self, t: int) -> Generator[Event, object, None]:
+        ctx = self.ctx
+        env = ctx.env
+        stream = ctx.streams(f"thread{t}")
+        client = ctx.client_of(t)
+        walk = self.walk
+        d = stream.integer(walk.dirs)
+        i = stream.integer(walk.per_dir)
+        yield env.timeout(stream.uniform() * 1e-5)  # break lock-step start
+        while True:
+            yield from self.operate(t, client, walk.directory(t, d), i, stream)
+            ctx.meter.add(t, 1.0)
+            i += 1
+            if i == walk.per_dir:
+                i = 0
+                d = (d + 1) % walk.dirs
+
+    def operate(
+        self, t: int, client: str, directory: tuple[int, int], item: int, stream: Stream
+    ) -> Generator[Event, object, None]:
+        """One file operation of the phase (create, stat, read or remove) by task ``t``."""
+        raise NotImplementedError
