@@ -118,7 +118,7 @@ _PARAMETERS += [
         3.85e-6,
         "s",
         "time a GPFS client node's daemon is busy per metadata system call served from its cache "
-        "(stat, open, close, creat, unlink, small read/write): one call at a time per node",
+        "(stat, open, close, creat, unlink): one call at a time per node",
         "fitted once, in closed form, on the pixstor-large empty-file mdtest (stat and read are "
         "node-cache operations, 1 and 2 calls): 16 nodes / geometric mean of (stat peak 5.34M, stat "
         "sustained 2.9M, 2 x read peak 2.42M, 2 x read sustained 2.0M op/s) = 16 / 4.16M = 3.85 us",

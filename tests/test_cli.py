@@ -47,8 +47,19 @@ TINY = str(ROOT / "tests" / "data" / "tiny.yaml")
 
 def test_run_json_points_carry_the_promised_fields(tmp_path) -> None:
     plot = tmp_path / "curves.svg"
-    result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1,4", "--json",
-                     "--plot", str(plot), "--seed", "3")
+    result = run_cli(
+        "run",
+        TINY,
+        "--workload",
+        "beegfs-hp-iozone-seq",
+        "--threads",
+        "1,4",
+        "--json",
+        "--plot",
+        str(plot),
+        "--seed",
+        "3",
+    )
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["schema_version"] == 1 and data["seed"] == 3
@@ -97,8 +108,11 @@ def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:
 
     shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
     topology = tmp_path / "t.yaml"
-    topology.write_text((ROOT / "topologies" / "beegfs-edr-2019.yaml").read_text().replace(
-        "benchmarks: [beegfs-hp-iozone-seq,", "benchmarks: [beegfs-hp-iozone-sequential,"))
+    topology.write_text(
+        (ROOT / "topologies" / "beegfs-edr-2019.yaml")
+        .read_text()
+        .replace("benchmarks: [beegfs-hp-iozone-seq,", "benchmarks: [beegfs-hp-iozone-sequential,")
+    )
     result = run_cli("validate", str(topology))
     assert result.code == 2 and "beegfs-hp-iozone-sequential" in result.stdout
     line = topology.read_text()[: topology.read_text().index("benchmarks:")].count("\n") + 1

@@ -214,11 +214,12 @@ def test_every_dataset_loads_and_names_its_topology() -> None:
     assert scored == set(CALIBRATION)
 
 
-def test_mdtest_is_transcribed_and_pending() -> None:
+def test_mdtest_is_transcribed_and_scored_at_fifteen_percent() -> None:
     pixstor = next(d for d in load_datasets() if d.system == "pixstor-large")
-    for name in ("mdtest_empty", "mdtest_4k"):
+    for name, workload in (("mdtest_empty", "mdtest-pixstor-empty"), ("mdtest_4k", "mdtest-pixstor-4k")):
         bench = pixstor.spec.benchmarks[name]
-        assert bench.pending == "mdtest not modelled" and bench.points
+        assert bench.pending is None and bench.workload == workload and bench.points
+        assert all(p.tolerance == 0.15 for p in bench.points)
 
 
 def test_table_and_text_disagreements_are_both_kept() -> None:
@@ -291,7 +292,10 @@ def test_parameters_table_and_json() -> None:
     listed = json.loads(result.stdout)
     assert [p["name"] for p in listed] == list(PARAMETERS)
     fitted = {p["name"]: p["fitted_on"] for p in listed if p["fitted_on"]}
-    assert fitted == {"beegfs_storage_request_cpu_s": "beegfs-edr-2019 iozone random write"}
+    assert fitted == {
+        "beegfs_storage_request_cpu_s": "beegfs-edr-2019 iozone random write",
+        "gpfs_node_meta_call_s": "pixstor-large mdtest empty files (stat, read)",
+    }
 
 
 def test_bad_arguments_exit_2_before_simulating(tmp_path: Path) -> None:
@@ -377,8 +381,9 @@ def test_summary_numbers_are_consistent(repro: Reproduction) -> None:
 def test_every_needed_point_was_simulated_once(repro: Reproduction) -> None:
     keys = [(b.system, b.workload, op, p.threads) for b in repro.benchmarks for op, c in b.curves.items() for p in c]
     assert len(keys) == len(set(keys)) == repro.simulated_points
-    mdtest = [p for p in repro.pending if p.benchmark.startswith("mdtest")]
-    assert len(mdtest) == 19 and all(p.reason == "mdtest not modelled" for p in mdtest)
+    assert not repro.pending
+    mdtest = [p for p in repro.points if p.benchmark.startswith("mdtest")]
+    assert len(mdtest) == 19 and all(p.comparison.predicted > 0 for p in mdtest)
 
 
 def test_reports_render_from_the_result(repro: Reproduction, tmp_path: Path) -> None:
@@ -421,4 +426,5 @@ def test_cli_end_to_end_on_the_edr_system(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
         "beegfs-edr-2019-iozone_random_nn.png",
         "beegfs-edr-2019-iozone_seq_nn.png",
+        "beegfs-edr-2019-mdtest-beegfs-hp.png",  # the unscored MDtest prediction
     ]

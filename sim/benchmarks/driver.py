@@ -48,6 +48,10 @@ class Precision:
 
 DEFAULT_PRECISION = Precision()
 
+#: Visits in the measurement window a station needs before its utilisation can name the bottleneck
+#: (the relative error of a utilisation estimate from n jobs is of order 1/sqrt(n): 20 gives ~20%).
+MIN_BOTTLENECK_VISITS = 20
+
 
 @dataclass
 class PointResult:
@@ -146,6 +150,7 @@ def run_point(
     advance(max(precision.min_warmup, precision.warmup_per_thread * threads, 2 * model.outstanding()))
     t0, amount0, count0 = env.now, meter.amount, meter.count
     work0 = {name: station.done_work() for name, station in platform.all_stations().items()}
+    visits0 = {name: station.visits for name, station in platform.all_stations().items()}
     # A batch must span a "generation" of the requests in flight, or batches correlate.
     batch = max(precision.min_batch, threads, model.outstanding(), getattr(model, "batch_floor", 0))
     ops0 = platform.device_ops()
@@ -169,7 +174,13 @@ def run_point(
         busy = (station.done_work() - work0.get(name, 0.0)) / (window * station.servers) if window > 0 else 0.0
         if busy > 0:
             utilization[name] = busy
-    bottleneck = max(utilization, key=lambda n: utilization[n]) if utilization else ""
+    # The bottleneck is named from utilisations that rest on enough visits: a part that served a
+    # handful of long jobs (a few stripe destages on one disk group) in a short window can look
+    # saturated by chance. Such parts still report their utilisation.
+    stations = platform.all_stations()
+    settled = [n for n in utilization if stations[n].visits - visits0.get(n, 0) >= MIN_BOTTLENECK_VISITS]
+    candidates = settled or list(utilization)
+    bottleneck = max(candidates, key=lambda n: utilization[n]) if candidates else ""
     return PointResult(
         workload=workload.name,
         benchmark=workload.benchmark,
@@ -189,7 +200,7 @@ def run_point(
         batches=len(amounts),
         converged=estimate.rel_half_width <= precision.rel_precision,
         bytes_moved=meter.amount - amount0,
-        file_bytes=workload.write_bytes if mdtest else None,
+        file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) else None,
     )
 
 

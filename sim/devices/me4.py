@@ -10,7 +10,9 @@ per virtual disk are ``hdd_ncq_depth`` x members / (drive commands per destage),
 = 53 read-modify-writes of a 4 KiB write on RAID6 8+2, or 32 full-stripe writes.
 
 The simulated cache starts full of writes shaped like the workload's (``prefill``); its size in
-entries (``me4_cache_entries_per_vdisk``) changes the start-up transient, not the steady state.
+entries (``me4_cache_entries_per_vdisk``) changes the start-up transient, not the steady state of
+random writes. Writes of a sequential stream that land in one stripe are merged while they wait,
+so small sequential writes destage as (nearly) full stripes.
 """
 
 from __future__ import annotations
@@ -28,33 +30,77 @@ from sim.params import value
 
 
 class WriteBackCache:
-    """One virtual disk's share of a controller's write cache."""
+    """One virtual disk's share of a controller's write cache.
+
+    Dirty data is held per stripe: a write that falls inside a stripe that already has dirty data
+    waiting (not being destaged yet) joins it and takes no new entry, as a controller cache
+    gathers the small writes of a sequential stream into their stripe. A destage writes the span
+    of the stripe's dirty data: a full stripe without reading, a part of one by read-modify-write.
+    Random small writes over a large LUN almost never meet a dirty stripe, so they destage one by
+    one. Only the part of the cache above half full is destaged (the flush watermark).
+    """
 
     def __init__(self, env: simpy.Environment, device: RaidDevice) -> None:
         self.env = env
         self.device = device
         self.entries = int(value("me4_cache_entries_per_vdisk"))
         self.destagers = 1
-        self.dirty: deque[tuple[float, float]] = deque()
+        self.width = device.data * device.su  # bytes of data in one stripe
+        self.dirty: deque[int] = deque()  # entry ids, oldest first
+        self.extent: dict[int, list[float]] = {}  # entry id -> [start, end) on the virtual disk
+        self.open: dict[int, int] = {}  # stripe -> its newest entry still waiting in the cache
         self.waiting: deque[tuple[Event, float, float]] = deque()
         self.active = 0
         self.destaged_bytes = 0.0
+        self.merged = 0
+        self._ids = 0
 
-    def prefill(self, sample: Callable[[], tuple[float, float]]) -> None:
-        """Start full of writes drawn from ``sample`` (offset, size), as after a long write phase."""
+    def prefill(self, sample: Callable[[], tuple[float, float]], fill: float = 1.0) -> None:
+        """Start holding writes drawn from ``sample`` (offset, size), as after a long write phase:
+        full (``fill`` 1) under a workload that saturates the destage, at the flush watermark
+        (``fill`` 0.5) under one that does not."""
         _, size = sample()
         commands = self.device.member_commands("write", size)
         self.destagers = max(1, round(value("hdd_ncq_depth") * len(self.device.members) / commands))
         self.entries = max(self.entries, 2 * self.destagers)
-        while len(self.dirty) < self.entries:
-            self.dirty.append(sample())
+        while len(self.dirty) < round(self.entries * fill):
+            offset, size = sample()
+            if not self._merge(offset, size):
+                self._append(offset, size)
         self._kick()
 
+    def _stripe_of(self, offset: float, size: float) -> int | None:
+        """The stripe a write lies in, or None when it crosses a stripe boundary."""
+        stripe = int(offset // self.width)
+        return stripe if offset + size <= (stripe + 1) * self.width + 1e-9 else None
+
+    def _merge(self, offset: float, size: float) -> bool:
+        stripe = self._stripe_of(offset, size)
+        entry = self.open.get(stripe) if stripe is not None else None
+        if entry is None:
+            return False
+        span = self.extent[entry]
+        span[0] = min(span[0], offset)
+        span[1] = max(span[1], offset + size)
+        self.merged += 1
+        return True
+
+    def _append(self, offset: float, size: float) -> None:
+        self._ids += 1
+        entry = self._ids
+        self.extent[entry] = [offset, offset + size]
+        self.dirty.append(entry)
+        stripe = self._stripe_of(offset, size)
+        if stripe is not None:
+            self.open[stripe] = entry
+
     def write(self, offset: float, size: float) -> Event:
-        """Admit a host write (now if there is room, else when a destage completes)."""
+        """Admit a host write (now if it merges or there is room, else when a destage completes)."""
         done = Event(self.env)
-        if len(self.dirty) + self.active < self.entries:
-            self.dirty.append((offset, size))
+        if self._merge(offset, size):
+            done.succeed()
+        elif len(self.dirty) + self.active < self.entries:
+            self._append(offset, size)
             done.succeed()
             self._kick()
         else:
@@ -62,17 +108,24 @@ class WriteBackCache:
         return done
 
     def _kick(self) -> None:
-        while self.active < self.destagers and self.dirty:
-            offset, size = self.dirty.popleft()
+        # Destage only the part of the cache above half full: the rest stays dirty (a controller
+        # flushes above a watermark), which is where consecutive writes meet and merge.
+        while self.active < self.destagers and len(self.dirty) > self.entries // 2:
+            entry = self.dirty.popleft()
+            start, end = self.extent.pop(entry)
+            stripe = self._stripe_of(start, end - start)
+            if stripe is not None and self.open.get(stripe) == entry:
+                del self.open[stripe]
             self.active += 1
-            on_done(self.device.io("write", offset, size), partial(self._destaged, size))
+            on_done(self.device.io("write", start, end - start), partial(self._destaged, end - start))
 
     def _destaged(self, size: float) -> None:
         self.active -= 1
         self.destaged_bytes += size
-        if self.waiting:
+        while self.waiting and len(self.dirty) + self.active < self.entries:
             done, offset, size = self.waiting.popleft()
-            self.dirty.append((offset, size))
+            if not self._merge(offset, size):
+                self._append(offset, size)
             done.succeed()
         self._kick()
 

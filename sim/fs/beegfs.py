@@ -23,6 +23,7 @@ from collections.abc import Generator
 from simpy.events import Event
 
 from sim.config.system import BeeGFSSpec
+from sim.config.workload import Workload
 from sim.engine.core import Pool, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
@@ -44,7 +45,9 @@ class BeeGFSModel:
         self.ctx = ctx
         fs = ctx.system.spec.filesystem
         assert isinstance(fs, BeeGFSSpec)
-        stripe = ctx.workload.stripe
+        assert isinstance(ctx.workload, Workload)
+        self.workload: Workload = ctx.workload
+        stripe = self.workload.stripe
         self.chunk = (stripe.chunk_size if stripe and stripe.chunk_size else None) or fs.chunk_size
         self.num_targets = (stripe.num_targets if stripe and stripe.num_targets else None) or fs.num_targets
         self.chooser = fs.target_chooser
@@ -59,8 +62,8 @@ class BeeGFSModel:
         }
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], Route] = {}
-        self.file_size = ctx.workload.file_size_for(ctx.threads)
-        self.shared = ctx.workload.benchmark == "ior_seq_n1"
+        self.file_size = self.workload.file_size_for(ctx.threads)
+        self.shared = self.workload.benchmark == "ior_seq_n1"
         self.files = self._create_files()
 
     # -- layout ----------------------------------------------------------------------------------
@@ -135,7 +138,7 @@ class BeeGFSModel:
 
     def prefill_caches(self) -> None:
         """Start controller write caches full of writes like this workload's: same size, same files."""
-        piece = min(self.ctx.workload.record_size, self.chunk)
+        piece = min(self.workload.record_size, self.chunk)
         per_target = self.file_size / self.num_targets
         regions: dict[str, list[float]] = {}
         for f in self.files[:1] if self.shared else self.files:
@@ -169,7 +172,7 @@ class BeeGFSModel:
         # folded into the request's first transfer instead of costing an event.
         client_cpu = ctx.platform.cpu(client) if ctx.threads_on(client) > ctx.platform.cpu(client).servers else None
         f = self.files[t]
-        record = ctx.workload.record_size
+        record = self.workload.record_size
         records = max(int(self.file_size // record), 1)
         position = stream.integer(records) * record  # threads start at different points of their files
         # A shared file (IOR N-1) holds task t's block at t x block size (IOR's layout with -s 1).

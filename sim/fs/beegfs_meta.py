@@ -39,7 +39,7 @@ from collections.abc import Generator
 from simpy.events import Event
 
 from sim.config.system import BeeGFSSpec
-from sim.engine.core import Pool, join
+from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
 from sim.errors import PfssimError
 from sim.fs.common import RunContext
@@ -85,8 +85,10 @@ class BeeGFSMetadataModel(MetadataModelBase):
             key: self.meta[owner_stream.integer(len(self.meta))] for key in self.walk.all_directories(ctx.threads)
         }
         self._zones: dict[str, str] = {}
-        self._mdt_hops: dict[str, list] = {}
-        self._data_routes: dict[tuple[str, str, str], tuple[list, list, str]] = {}
+        self._mdt_hops: dict[str, list[tuple[Station, float]]] = {}
+        self._data_routes: dict[
+            tuple[str, str, str], tuple[list[tuple[Station, float]], list[tuple[Station, float]], str]
+        ] = {}
 
     def written_luns(self) -> set[str]:
         """The MDTs, and the storage targets when files get data."""
@@ -210,10 +212,10 @@ class BeeGFSMetadataModel(MetadataModelBase):
             client_hca = ctx.system.client_hcas[client][0]
             server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
             zone = self._zone(service)
-            network = platform.network_hops(client_hca, server_hca, op)
-            network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
-            storage = platform.storage_hops(service.server, zone, target, op)
-            route = self._data_routes[key] = (platform.resolve(network), platform.resolve(storage), zone)
+            hops = platform.network_hops(client_hca, server_hca, op)
+            hops += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
+            storage_hops = platform.storage_hops(service.server, zone, target, op)
+            route = self._data_routes[key] = (platform.resolve(hops), platform.resolve(storage_hops), zone)
         network, storage, zone = route
         conn = self._conn(client, service)
         wait = conn.acquire()
@@ -267,4 +269,5 @@ class BeeGFSMetadataModel(MetadataModelBase):
                 chunks = [first]
             yield from self._request(client, service, stream, chunks=chunks)  # close
         else:  # remove
-            yield from self._request(client, service, stream, update=True, chunks=self._stripe(stream), early_reply=True)
+            chunks = self._stripe(stream)
+            yield from self._request(client, service, stream, update=True, chunks=chunks, early_reply=True)

@@ -22,6 +22,7 @@ from collections.abc import Generator
 from simpy.events import Event
 
 from sim.config.system import GpfsSpec
+from sim.config.workload import Workload
 from sim.engine.core import Pool, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
@@ -35,6 +36,8 @@ class GpfsModel:
         self.ctx = ctx
         fs = ctx.system.spec.filesystem
         assert isinstance(fs, GpfsSpec)
+        assert isinstance(ctx.workload, Workload)
+        self.workload: Workload = ctx.workload
         self.fs = fs
         self.block = fs.block_size
         self.nsds = ctx.system.storage_targets
@@ -47,11 +50,11 @@ class GpfsModel:
             c: Pool(ctx.env, f"{c}.prefetch", int(value("gpfs_prefetch_threads"))) for c in ctx.system.clients
         }
         self.nsd_cpu = value("gpfs_nsd_block_cpu_s")
-        self.file_size = ctx.workload.file_size_for(ctx.threads)
-        self.record = ctx.workload.record_size
+        self.file_size = self.workload.file_size_for(ctx.threads)
+        self.record = self.workload.record_size
         self.unit = min(self.record, self.block)
         # IOR N-1: one file (one start NSD); task t's block starts at t x block size in it.
-        self.shared = ctx.workload.benchmark == "ior_seq_n1"
+        self.shared = self.workload.benchmark == "ior_seq_n1"
         first = ctx.streams("gpfs.file0").integer(len(self.nsds))
         self.starts = [
             first if self.shared else ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)
@@ -60,7 +63,7 @@ class GpfsModel:
 
     def outstanding(self) -> int:
         """Requests the threads keep in flight at most (sizes the measurement batches)."""
-        if self.ctx.workload.direct_io:
+        if self.workload.direct_io:
             return self.ctx.threads * max(int(self.record // self.unit), 1)
         if self.ctx.op == "random_read":
             return self.ctx.threads
@@ -115,14 +118,14 @@ class GpfsModel:
         units = self._units(t, stream)
         amount = 1.0 if ctx.random else self.unit
         yield env.timeout(stream.uniform() * 1e-4)
-        if ctx.workload.direct_io:
+        if self.workload.direct_io:
             per_record = max(int(self.record // self.unit), 1)
             while True:
                 events = [env.process(self._request(t, client, *next(units), stream)) for _ in range(per_record)]
                 yield join(env, events)
                 ctx.meter.add(t, 1.0 if ctx.random else self.record)
         elif ctx.op == "random_read":
-            pagepool = ctx.workload.gpfs_pagepool_client or self.fs.pagepool.client
+            pagepool = self.workload.gpfs_pagepool_client or self.fs.pagepool.client
             share = pagepool / ctx.threads_on(client)
             hit = min(1.0, share / self.file_size)
             copy = self.unit / value("client_memcpy_Bps")

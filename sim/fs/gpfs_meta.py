@@ -4,9 +4,11 @@ GPFS has no metadata server: the client node that holds a file's tokens updates 
 itself, in its own cache, and writes the blocks to the metadata NSDs through their NSD servers
 (shared research notes 2.4). What one file operation costs in the model:
 
-* Every metadata system call (creat/open, close, write, read, stat, unlink) is handled by the
-  node's GPFS daemon, modelled as one server per client node that each call occupies for
-  ``gpfs_node_meta_call_s`` (the per-node ceiling of cached metadata operations).
+* Every metadata system call (creat/open, close, stat, unlink) is handled by the node's GPFS
+  daemon, modelled as one server per client node that each call occupies for
+  ``gpfs_node_meta_call_s`` (the per-node ceiling of cached metadata operations). A small
+  ``write``/``read`` of data that is in the pagepool is a data operation: a memory copy at
+  ``client_memcpy_Bps``, not a metadata call.
 * stat and open/close are served from the node's cache: mdtest's tasks stat and read the files
   they created themselves (no ``-N`` stride), so the node still holds their tokens and inodes.
   This client-side caching is what lets stat reach millions of operations per second.
@@ -23,7 +25,7 @@ itself, in its own cache, and writes the blocks to the metadata NSDs through the
   waits for its own write). A node's new small files fill the subblocks of one block after the
   other; with scattered allocation each new block is at a random place on the next NSD.
 * ``-e`` reads of data the node wrote come from its pagepool while the node's small files fit in
-  it (a memory copy at ``client_memcpy_Bps``), otherwise from the data NSD.
+  it, otherwise (with the probability that they do not fit) from the data NSD.
 * Without ``-u`` all tasks share directories: a create or remove in a directory whose token is
   held by another node first takes the token over (four message latencies: revoke and grant) and
   makes the old holder flush the directory block (one replicated metadata write), one node at a
@@ -101,6 +103,19 @@ class GpfsMetadataModel(MetadataModelBase):
             luns |= set(self.data_nsds)
         return luns
 
+    def prefill_unit(self, lun: str) -> float:
+        """Inode writes on metadata NSDs; on data NSDs a node's small files fill whole stripes in the
+        controller cache (they are written one after the other into the node's block)."""
+        if lun in self.meta_nsds:
+            return self.inode
+        raid = self.ctx.platform.raids[lun]
+        return raid.data * raid.su
+
+    def prefill_fill(self, lun: str) -> float:
+        """Data NSDs start at the flush watermark: a stream of small files only adds a stripe to the
+        cache every block / subblock files, so it rarely fills it."""
+        return 1.0 if lun in self.meta_nsds else 0.5
+
     # -- NSD requests ----------------------------------------------------------------------------
 
     def _route(self, t: int, client: str, nsd: str, op: str) -> Route:
@@ -160,7 +175,8 @@ class GpfsMetadataModel(MetadataModelBase):
         per_block = int(self.fs.block_size // self.data_size) or 1
         cursor = self.cursor.get(client)
         if cursor is None or cursor[2] >= per_block:
-            index = stream.integer(len(self.data_nsds)) if cursor is None else (int(cursor[0]) + 1) % len(self.data_nsds)
+            count = len(self.data_nsds)
+            index = stream.integer(count) if cursor is None else (int(cursor[0]) + 1) % count
             blocks = max(int(self.ctx.platform.raids[self.data_nsds[index]].capacity // self.fs.block_size), 1)
             cursor = self.cursor[client] = [float(index), stream.integer(blocks) * self.fs.block_size, 0.0]
         nsd = self.data_nsds[int(cursor[0])]
@@ -207,8 +223,7 @@ class GpfsMetadataModel(MetadataModelBase):
             yield self._call(client, stream)  # creat
             yield self._inode_write(t, client, stream)
             if self.write_bytes > 0:
-                yield self._call(client, stream)  # write
-                yield env.timeout(self.write_bytes / self.memcpy)
+                yield env.timeout(self.write_bytes / self.memcpy)  # write: a copy into the pagepool
                 if not self.in_inode:
                     slots = self.slots[client]
                     wait = slots.acquire()
@@ -222,8 +237,7 @@ class GpfsMetadataModel(MetadataModelBase):
         elif phase == "read":
             yield self._call(client, stream)  # open
             if self.read_bytes > 0:
-                yield self._call(client, stream)  # read
-                if self.in_inode or stream.uniform() < self.hit:
+                if self.in_inode or stream.uniform() < self.hit:  # read: a copy out of the pagepool
                     yield env.timeout(self.read_bytes / self.memcpy)
                 else:
                     nsd, offset = self._data_place(client, stream)

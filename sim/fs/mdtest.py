@@ -66,17 +66,25 @@ class MetadataModelBase:
         """The LUNs this phase writes to (their controller caches start full)."""
         raise NotImplementedError
 
+    def prefill_unit(self, lun: str) -> float:
+        """Size of the dirty writes a LUN's cache holds in the phase's steady state: 4 KiB blocks."""
+        return 4096.0
+
+    def prefill_fill(self, lun: str) -> float:
+        """How full a LUN's cache starts: full (small metadata writes keep it so under load)."""
+        return 1.0
+
     def prefill_caches(self) -> None:
         """The write caches of the LUNs the phase writes start full of small writes like its own."""
         stream = self.ctx.streams("cache.prefill")
-        unit = 4096.0
         platform = self.ctx.platform
 
         def sampler(lun: str):  # noqa: ANN202 - an (offset, size) sampler per LUN
+            unit = self.prefill_unit(lun)
             slots = max(int(platform.raids[lun].capacity // unit), 1)
             return lambda: (stream.integer(slots) * unit, unit)
 
-        platform.prefill_caches_with(sampler, self.written_luns())
+        platform.prefill_caches_with(sampler, self.written_luns(), self.prefill_fill)
 
     def start(self) -> None:
         """One process per mdtest task."""

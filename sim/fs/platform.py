@@ -124,14 +124,17 @@ class Platform:
         return out
 
     def prefill_caches_with(
-        self, sampler: Callable[[str], Callable[[], tuple[float, float]]], only: set[str] | None = None
+        self,
+        sampler: Callable[[str], Callable[[], tuple[float, float]]],
+        only: set[str] | None = None,
+        fill: Callable[[str], float] | None = None,
     ) -> None:
         """Fill ME4 write caches (of the virtual disks in ``only``, or all); ``sampler(vdisk)`` draws
-        (offset, size) of one dirty write."""
+        (offset, size) of one dirty write, ``fill(vdisk)`` how full the cache starts (default full)."""
         for controller in self.controllers.values():
             for vdisk, cache in controller.caches.items():
                 if only is None or vdisk in only:
-                    cache.prefill(sampler(vdisk))
+                    cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else 1.0)
 
     # -- devices ---------------------------------------------------------------------------------
 

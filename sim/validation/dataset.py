@@ -18,7 +18,6 @@ from pydantic import Field, field_validator, model_validator
 from sim.config.load import validate_model
 from sim.config.quantities import Count, Model, Text
 from sim.config.units import Dimension, UnitError, parse_quantity
-from sim.config.workload import Workload
 from sim.config.yamlio import SourceMap, load_yaml
 from sim.errors import ConfigError, PfssimError, Problem
 from sim.validation.shapes import CheckSpec
@@ -226,10 +225,6 @@ def _cross_check(spec: DatasetSpec, smap: SourceMap, path: Path) -> list[Problem
             workload = find_workload(bench.workload, topology)
         except WorkloadError as exc:
             problems += [smap.problem(("benchmarks", name, "workload"), p.message) for p in exc.problems]
-            continue
-        if not isinstance(workload, Workload):
-            message = f"{bench.workload} is an mdtest workload, which cannot be scored yet; mark the benchmark pending"
-            problems.append(smap.problem(("benchmarks", name, "workload"), message))
             continue
         for i, point in enumerate(bench.points):
             where = ("benchmarks", name, "points", i)

@@ -57,9 +57,10 @@ def point_row(score: PointScore) -> dict[str, str]:
     """One scored point, formatted."""
     c = score.comparison
     unit = score.point.unit
+    bench = "mdtest" if score.benchmark.startswith("mdtest") else ""
     peak = ""
     if score.point.kind == "peak":
-        peak = f"{format_value(c.peak, unit)} at {c.peak_threads}"
+        peak = f"{format_value(c.peak, unit, bench)} at {c.peak_threads}"
     verdict = "ok" if score.within else "MISS"
     return {
         "id": score.point.id,
@@ -67,7 +68,7 @@ def point_row(score: PointScore) -> dict[str, str]:
         "kind": score.point.kind,
         "threads": _threads(score),
         "published": score.point.value,
-        "predicted": format_value(score.predicted, unit),
+        "predicted": format_value(score.predicted, unit, bench),
         "error": _pct(score.error),
         "tolerance": f"{score.point.tolerance:.0%}",
         "verdict": verdict,
@@ -333,7 +334,7 @@ def render_console(repro: Reproduction, console: Console) -> None:
             table.add_column(column)
         for op, curve in run.curves.items():
             for p in curve:
-                table.add_row(op, str(p.threads), format_value(p.value, p.unit), p.bottleneck)
+                table.add_row(op, str(p.threads), format_value(p.value, p.unit, p.benchmark), p.bottleneck)
         console.print(table)
     columns = ["", "median |error|", "max |error|", "points", "out of tolerance", "shapes holding"]
     console.print(_rich_table("Summary", summary_rows(repro), columns))
@@ -441,8 +442,9 @@ def build_report(repro: Reproduction) -> list[Block]:
                 {
                     "op": op,
                     "threads": str(p.threads),
-                    "predicted": format_value(p.value, p.unit),
-                    "95% interval": f"{format_value(p.ci_low, p.unit)} - {format_value(p.ci_high, p.unit)}",
+                    "predicted": format_value(p.value, p.unit, p.benchmark),
+                    "95% interval": f"{format_value(p.ci_low, p.unit, p.benchmark)} - "
+                    f"{format_value(p.ci_high, p.unit, p.benchmark)}",
                     "bottleneck": p.bottleneck,
                 }
                 for op, curve in run.curves.items()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sim.benchmarks.driver import PointResult, run_point
 from sim.benchmarks.workloads import find_workload
-from sim.config.workload import Workload
+from sim.config.workload import AnyWorkload
 from sim.errors import PfssimError
 from sim.topology.build import load_system
 from sim.topology.model import System
@@ -36,7 +36,7 @@ class Job:
 
     system: str
     topology: str
-    workload: Workload
+    workload: AnyWorkload
     op: str
     threads: int
 
@@ -102,14 +102,6 @@ def select(datasets: Sequence[Dataset], systems: Sequence[str] | None) -> list[D
     return [by_name[s] for s in dict.fromkeys(systems)]
 
 
-def _io_workload(name: str, topology: Path) -> Workload:
-    """An IOzone or IOR workload by name; mdtest workloads cannot be simulated point by point yet."""
-    workload = find_workload(name, topology)
-    if not isinstance(workload, Workload):
-        raise PfssimError(f"{name} is an mdtest workload, which pfssim reproduce cannot score yet")
-    return workload
-
-
 def _plan(datasets: Sequence[Dataset], include_unscored: bool) -> list[Job]:
     jobs: list[Job] = []
     for dataset in datasets:
@@ -117,7 +109,7 @@ def _plan(datasets: Sequence[Dataset], include_unscored: bool) -> list[Job]:
         for bench in dataset.spec.benchmarks.values():
             if bench.pending is not None or bench.workload is None:
                 continue
-            workload = _io_workload(bench.workload, dataset.topology)
+            workload = find_workload(bench.workload, dataset.topology)
             jobs += [Job(dataset.system, topology, workload, op, t) for op in workload.ops for t in workload.threads]
         if include_unscored:
             for entry in dataset.spec.unscored:
@@ -128,13 +120,13 @@ def _plan(datasets: Sequence[Dataset], include_unscored: bool) -> list[Job]:
     return jobs
 
 
-def _unscored_workload(dataset: Dataset, name: str, threads: Sequence[int] | None) -> Workload:
-    workload = _io_workload(name, dataset.topology)
+def _unscored_workload(dataset: Dataset, name: str, threads: Sequence[int] | None) -> AnyWorkload:
+    workload = find_workload(name, dataset.topology)
     wanted = list(threads) if threads else [t for t in workload.threads if t in UNSCORED_THREADS]
     return workload.with_threads(wanted or list(UNSCORED_THREADS))
 
 
-def _points(results: dict[JobKey, PointResult], system: str, workload: Workload) -> list[PointResult]:
+def _points(results: dict[JobKey, PointResult], system: str, workload: AnyWorkload) -> list[PointResult]:
     """A workload's points in the order the benchmark runs them (its ops, then its thread counts)."""
     return [results[(system, workload.name, op, t)] for op in workload.ops for t in workload.threads]
 
@@ -159,7 +151,7 @@ def reproduce(
                 reason = bench.pending or "no workload"
                 repro.pending += [PendingPoint(dataset.system, name, p, reason) for p in bench.points]
                 continue
-            points = _points(results, dataset.system, _io_workload(bench.workload, dataset.topology))
+            points = _points(results, dataset.system, find_workload(bench.workload, dataset.topology))
             repro.benchmarks.append(score_benchmark(dataset.system, name, bench, points, misses))
         if include_unscored:
             for entry in dataset.spec.unscored:

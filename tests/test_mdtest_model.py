@@ -1,0 +1,168 @@
+"""The metadata models behind mdtest: hand-computed single-thread cases and properties of the model."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sim.benchmarks.driver import Precision, run_point
+from sim.cli.main import main
+from sim.config.workload import MdtestWorkload
+from sim.params import value
+from sim.topology.build import load_system
+from tests.conftest import ROOT
+
+TINY = Path(__file__).parent / "data" / "tiny.yaml"
+PIXSTOR = ROOT / "topologies" / "pixstor-large.yaml"
+TIGHT = Precision(rel_precision=0.01, min_batches=20, max_batches=200)
+QUICK = Precision(min_batches=5, max_batches=10)
+
+
+def _mdtest(write: str = "0 B", unique: bool = True, threads: int = 1) -> MdtestWorkload:
+    return MdtestWorkload(
+        name="md",
+        title="md",
+        source="test",
+        benchmark="mdtest",
+        threads=[threads],
+        files_only=True,
+        unique_dir=unique,
+        depth=1,
+        branching=4,
+        leaf_only=True,
+        items_per_dir=256,
+        write_bytes=write,
+        read_bytes=write,
+    )
+
+
+def _tiny_with(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """tests/data/tiny.yaml with text replacements, written beside a link to the parts catalogue."""
+    text = TINY.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text)
+    return path
+
+
+META_DRIVES = "drives: {part: intel-p4600-1.6tb, count: 2}}]"
+
+
+def test_beegfs_one_thread_one_metadata_service_by_hand() -> None:
+    """Mean time per operation, written out from the model's stages and the MDT drives' datasheet."""
+    system = load_system(TINY)
+    drive = system.drive_parts["meta.numa0.drive0"]
+    request = value("beegfs_client_request_cpu_s") + 2 * value("network_latency_s") + value("beegfs_meta_request_cpu_s")
+    # One ext4 block to the RAID1 MDT: both NVMe members write it at once (the PCIe hop is faster).
+    mdt_write = drive.write_latency + value("beegfs_mdt_update_bytes") / drive.seq_write
+    expected = {
+        "stat": request,
+        "read": 2 * request,  # open + close, no data
+        "create": 2 * request + mdt_write,  # open(O_CREAT) writes the MDT block, then close
+        "remove": request + mdt_write,  # the chunk unlinks run after the (early) reply
+    }
+    for op, seconds in expected.items():
+        point = run_point(system, _mdtest(), op, 1, seed=5, precision=TIGHT)
+        assert point.unit == "op/s" and point.file_bytes == 0
+        assert point.value == pytest.approx(1 / seconds, rel=0.02), op
+        assert point.ci_low <= 1.02 / seconds and point.ci_high >= 0.98 / seconds, op
+
+
+def test_gpfs_stat_and_read_one_thread_by_hand() -> None:
+    """Cached stat is one call to the node's daemon, open+close of an empty file two."""
+    system = load_system(PIXSTOR)
+    call = value("gpfs_node_meta_call_s")
+    for op, calls in (("stat", 1), ("read", 2)):
+        point = run_point(system, _mdtest(), op, 1, seed=5, precision=TIGHT)
+        assert point.value == pytest.approx(1 / (calls * call), rel=0.02), op
+        assert point.bottleneck.endswith(".gpfs-daemon")
+
+
+def test_beegfs_creates_never_beat_the_mdt_write_capacity(tmp_path: Path) -> None:
+    """With slow MDT drives, creates saturate at the MDT's write IOPS (one block per create) and never pass it."""
+    path = _tiny_with(
+        tmp_path,
+        (
+            META_DRIVES,
+            "drives: {part: intel-p4600-1.6tb, count: 2, "
+            "overrides: {rand_write_iops: 3000 IOPS, parallelism: 1, write_latency: 333 us}}}]",
+        ),
+    )
+    system = load_system(path)
+    capacity = 3000.0  # RAID1: every block goes to both members, so the pair writes what one drive does
+    rates = [run_point(system, _mdtest(), "create", t, seed=1).value for t in (1, 4, 16)]
+    assert all(r <= capacity * 1.03 for r in rates)
+    assert rates[-1] >= capacity * 0.9  # and the drives are what binds
+    assert run_point(system, _mdtest(), "stat", 16, seed=1).value > 5 * capacity  # stat writes nothing
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    op=st.sampled_from(["create", "stat", "read", "remove"]),
+    threads=st.sampled_from([1, 3, 8, 32]),
+    four_k=st.booleans(),
+    gpfs=st.booleans(),
+)
+def test_rates_are_positive_finite_and_reproducible(op: str, threads: int, four_k: bool, gpfs: bool) -> None:
+    system = load_system(PIXSTOR if gpfs else TINY)
+    workload = _mdtest("4 KiB" if four_k else "0 B", threads=threads)
+    first = run_point(system, workload, op, threads, seed=7, precision=QUICK)
+    again = run_point(system, workload, op, threads, seed=7, precision=QUICK)
+    assert math.isfinite(first.value) and first.value > 0
+    assert 0 < first.ci_low <= first.value <= first.ci_high
+    assert all(0.0 <= u <= 1.0 + 1e-9 for u in first.utilization.values())
+    assert (first.value, first.ci_low, first.ci_high) == (again.value, again.ci_low, again.ci_high)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(op=st.sampled_from(["create", "stat", "read", "remove"]), threads=st.sampled_from([1, 4, 16, 64]))
+def test_more_metadata_services_never_slower_with_unique_dirs(tmp_path_factory, op: str, threads: int) -> None:  # noqa: ANN001
+    """A second metadata service (and MDT) on the same server: directories spread over both."""
+    two = _tiny_with(
+        tmp_path_factory.mktemp("two-meta"),
+        (META_DRIVES, "drives: {part: intel-p4600-1.6tb, count: 4}}]"),
+        ("raid_groups: [{level: 1, members: 2,", "raid_groups: [{count: 2, level: 1, members: 2,"),
+        ("services: [{kind: beegfs-meta}]", "services: [{kind: beegfs-meta, count: 2}]"),
+    )
+    workload = _mdtest(threads=threads)
+    one_meta = run_point(load_system(TINY), workload, op, threads, seed=3)
+    two_meta = run_point(load_system(two), workload, op, threads, seed=3)
+    assert two_meta.ci_high >= one_meta.ci_low * 0.98
+
+
+def test_gpfs_shared_directory_is_slower_than_unique_directories() -> None:
+    """Without -u the tasks of 16 nodes pass each directory's token around for every create."""
+    system = load_system(PIXSTOR)
+    unique = run_point(system, _mdtest(unique=True, threads=64), "create", 64, seed=2, precision=QUICK)
+    shared = run_point(system, _mdtest(unique=False, threads=64), "create", 64, seed=2, precision=QUICK)
+    assert shared.value < 0.8 * unique.value
+
+
+def test_gpfs_small_files_use_data_nsds_only_when_they_do_not_fit_the_inode() -> None:
+    system = load_system(PIXSTOR)
+
+    def data_busy(write: str) -> float:
+        point = run_point(system, _mdtest(write, threads=16), "create", 16, seed=2, precision=QUICK)
+        return max((u for name, u in point.utilization.items() if name.startswith("me4084")), default=0.0)
+
+    assert data_busy("3 KiB") == 0.0  # fits in the 4 KiB inode (128-byte header)
+    assert data_busy("4 KiB") > 0.05  # needs a 16 KiB subblock on an ME4084 data LUN
+
+
+def test_pfssim_run_mdtest_json_points(capsys: pytest.CaptureFixture[str]) -> None:
+    cmd = "mpirun -np 2 mdtest -F -u -n 512 -w 4K -e 4K -d /mnt/beegfs/md"
+    code = main(["run", str(TINY), "--cmd", cmd, "--threads", "1,2", "--json", "--precision", "0.05"])
+    assert code == 0
+    points = json.loads(capsys.readouterr().out)["points"]
+    assert [(p["op"], p["threads"]) for p in points] == [
+        (op, t) for op in ("create", "stat", "read", "remove") for t in (1, 2)
+    ]
+    assert all(p["benchmark"] == "mdtest" and p["file_bytes"] == 4096 and p["value"] > 0 for p in points)
