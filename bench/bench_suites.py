@@ -2,6 +2,8 @@
 
 "req/s" counts every benchmark request the engine simulated (warm-up included) per second of wall
 time, set-up included; "req/s@top" is the same over the points at the suite's largest thread count.
+Below each suite, one line per workload gives its points and wall time (an MDtest workload's line
+is its full sweep: every thread count, all four phases).
 
 Run: ``python bench/bench_suites.py [TOPOLOGY...] [--threads 1,1024]`` (or ``tox -e bench``). Each
 suite runs in its own process so that its peak resident memory is its own. This is a benchmark that
@@ -36,6 +38,14 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
     at_top = [p for p in result.points if p.threads == top]
     rate_top = sum(p.requests_total for p in at_top) / sum(p.wall_s for p in at_top)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    per_workload = [
+        (w.name, w.benchmark, [p for p in result.points if p.workload == w.name]) for w in result.workloads
+    ]
+    breakdown = [
+        (name, bench, len(points), sum(p.wall_s for p in points), max(p.wall_s for p in points))
+        for name, bench, points in per_workload
+        if points
+    ]
     queue.put(
         (
             Path(topology).stem,
@@ -47,6 +57,7 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
             slowest.wall_s,
             f"{slowest.workload} {slowest.op} {slowest.threads}",
             peak_mib,
+            breakdown,
         )
     )
 
@@ -68,13 +79,15 @@ def main() -> None:
         queue: multiprocessing.Queue = context.Queue()
         process = context.Process(target=_measure, args=(topology, threads, queue))
         process.start()
-        name, points, wall, rate, top, rate_top, slow_s, slow, peak = queue.get()
+        name, points, wall, rate, top, rate_top, slow_s, slow, peak, breakdown = queue.get()
         process.join()
         print(
             f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {top:7d} {rate_top:9.0f} {slow_s:9.2f}  "
             f"{peak:8.0f}  {slow}",
             flush=True,
         )
+        for workload, bench, count, seconds, slowest in breakdown:
+            print(f"  {workload:24s} {count:6d} {seconds:8.1f}  ({bench}; slowest point {slowest:.2f} s)")
 
 
 if __name__ == "__main__":
