@@ -86,6 +86,35 @@ def test_gpfs_stat_and_read_one_thread_by_hand() -> None:
         assert point.bottleneck.endswith(".gpfs-daemon")
 
 
+def test_gpfs_create_one_thread_by_hand() -> None:
+    """creat + close on the node, and the inode written to two metadata NSDs at once.
+
+    Each replica: two message latencies (the 4 KiB transfer is shorter), the NSD server's CPU
+    (exponential, mean gpfs_nsd_block_cpu_s), the ME4024 controller's command time and write path,
+    then the write-back cache. The slower of two exponential CPU times has mean 1.5 x theirs; the
+    SAS hops and the wait for a cache slot (the cache is full, 32 SSD destages in flight) are
+    below a microsecond each.
+    """
+    system = load_system(PIXSTOR)
+    controller = system.components["me4024-0.ctrlA"]
+    iops_write = system.enclosure_iops["me4024-0"][1] / 2  # per controller
+    inode = 4096.0
+    replica = 2 * value("network_latency_s") + 1 / iops_write + inode / (controller.write_Bps or 1)
+    seconds = 2 * value("gpfs_node_meta_call_s") + replica + 1.5 * value("gpfs_nsd_block_cpu_s")
+    point = run_point(system, _mdtest(), "create", 1, seed=5, precision=TIGHT)
+    assert point.value == pytest.approx(1 / seconds, rel=0.02)
+
+
+def test_gpfs_creates_never_beat_the_metadata_arrays_write_ceiling() -> None:
+    """Every create writes its inode on two metadata NSDs: the ME4024's write IOPS / 2 is the ceiling."""
+    system = load_system(PIXSTOR)
+    ceiling = system.enclosure_iops["me4024-0"][1] / 2
+    for threads in (64, 256):
+        point = run_point(system, _mdtest(threads=threads), "create", threads, seed=1, precision=QUICK)
+        assert ceiling * 0.9 <= point.value <= ceiling * 1.02
+        assert point.bottleneck.startswith("me4024-0.ctrl")
+
+
 def test_beegfs_creates_never_beat_the_mdt_write_capacity(tmp_path: Path) -> None:
     """With slow MDT drives, creates saturate at the MDT's write IOPS (one block per create) and never pass it."""
     path = _tiny_with(
