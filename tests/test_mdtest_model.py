@@ -70,7 +70,7 @@ def test_beegfs_one_thread_one_metadata_service_by_hand() -> None:
         "remove": request + mdt_write,  # the chunk unlinks run after the (early) reply
     }
     for op, seconds in expected.items():
-        point = run_point(system, _mdtest(), op, 1, seed=5, precision=TIGHT)
+        point = run_point(system, _mdtest(), op, 1, seed=5, precision=TIGHT, whole_phase=False)
         assert point.unit == "op/s" and point.file_bytes == 0
         assert point.value == pytest.approx(1 / seconds, rel=0.02), op
         assert point.ci_low <= 1.02 / seconds and point.ci_high >= 0.98 / seconds, op
@@ -81,7 +81,7 @@ def test_gpfs_stat_and_read_one_thread_by_hand() -> None:
     system = load_system(PIXSTOR)
     call = value("gpfs_node_meta_call_s")
     for op, calls in (("stat", 1), ("read", 2)):
-        point = run_point(system, _mdtest(), op, 1, seed=5, precision=TIGHT)
+        point = run_point(system, _mdtest(), op, 1, seed=5, precision=TIGHT, whole_phase=False)
         assert point.value == pytest.approx(1 / (calls * call), rel=0.02), op
         assert point.bottleneck.endswith(".gpfs-daemon")
 
@@ -101,7 +101,7 @@ def test_gpfs_create_one_thread_by_hand() -> None:
     inode = 4096.0
     replica = 2 * value("network_latency_s") + 1 / iops_write + inode / (controller.write_Bps or 1)
     seconds = 2 * value("gpfs_node_meta_call_s") + replica + 1.5 * value("gpfs_nsd_block_cpu_s")
-    point = run_point(system, _mdtest(), "create", 1, seed=5, precision=TIGHT)
+    point = run_point(system, _mdtest(), "create", 1, seed=5, precision=TIGHT, whole_phase=False)
     assert point.value == pytest.approx(1 / seconds, rel=0.02)
 
 
@@ -127,10 +127,12 @@ def test_beegfs_creates_never_beat_the_mdt_write_capacity(tmp_path: Path) -> Non
     )
     system = load_system(path)
     capacity = 3000.0  # RAID1: every block goes to both members, so the pair writes what one drive does
-    rates = [run_point(system, _mdtest(), "create", t, seed=1).value for t in (1, 4, 16)]
+    rates = [run_point(system, _mdtest(), "create", t, seed=1, whole_phase=False).value for t in (1, 4, 16)]
     assert all(r <= capacity * 1.03 for r in rates)
     assert rates[-1] >= capacity * 0.9  # and the drives are what binds
-    assert run_point(system, _mdtest(), "stat", 16, seed=1).value > 5 * capacity  # stat writes nothing
+    assert (
+        run_point(system, _mdtest(), "stat", 16, seed=1, whole_phase=False).value > 5 * capacity
+    )  # stat writes nothing
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -162,8 +164,8 @@ def test_more_metadata_services_never_slower_with_unique_dirs(tmp_path_factory, 
         ("services: [{kind: beegfs-meta}]", "services: [{kind: beegfs-meta, count: 2}]"),
     )
     workload = _mdtest(threads=threads)
-    one_meta = run_point(load_system(TINY), workload, op, threads, seed=3)
-    two_meta = run_point(load_system(two), workload, op, threads, seed=3)
+    one_meta = run_point(load_system(TINY), workload, op, threads, seed=3, whole_phase=False)
+    two_meta = run_point(load_system(two), workload, op, threads, seed=3, whole_phase=False)
     assert two_meta.ci_high >= one_meta.ci_low * 0.98
 
 
@@ -179,7 +181,7 @@ def test_gpfs_small_files_use_data_nsds_only_when_they_do_not_fit_the_inode() ->
     system = load_system(PIXSTOR)
 
     def data_busy(write: str) -> float:
-        point = run_point(system, _mdtest(write, threads=16), "create", 16, seed=2, precision=QUICK)
+        point = run_point(system, _mdtest(write, threads=16), "create", 16, seed=2, precision=QUICK, whole_phase=False)
         return max((u for name, u in point.utilization.items() if name.startswith("me4084")), default=0.0)
 
     assert data_busy("3 KiB") == 0.0  # fits in the 4 KiB inode (128-byte header)
@@ -195,3 +197,29 @@ def test_pfssim_run_mdtest_json_points(capsys: pytest.CaptureFixture[str]) -> No
         (op, t) for op in ("create", "stat", "read", "remove") for t in (1, 2)
     ]
     assert all(p["benchmark"] == "mdtest" and p["file_bytes"] == 4096 and p["value"] > 0 for p in points)
+
+
+@pytest.mark.parametrize(("op", "threads"), [("create", 4), ("stat", 8), ("remove", 2)])
+def test_whole_phase_agrees_with_the_steady_state_for_alike_tasks(op: str, threads: int) -> None:
+    """A phase simulated whole (mdtest's own arithmetic: slowest task x tasks) and the steady state
+    agree when every task is alike; the whole phase is at most a little lower (its last task sets it)."""
+    system = load_system(TINY)
+    workload = _mdtest(threads=threads)
+    assert workload.total_items(threads) <= 20_000
+    whole = run_point(system, workload, op, threads, seed=4)
+    steady = run_point(system, workload, op, threads, seed=4, whole_phase=False)
+    assert whole.batches == 5 and whole.requests == 5 * workload.total_items(threads)
+    assert whole.ci_low <= whole.value <= whole.ci_high
+    assert steady.value * 0.93 <= whole.value <= steady.value * 1.03
+
+
+def test_whole_phase_uses_the_slowest_task() -> None:
+    """17 tasks on 16 client nodes: the node with two finishes last, and mdtest counts from it."""
+    system = load_system(PIXSTOR)
+    workload = _mdtest(threads=17)  # 17 tasks on 16 nodes: one node runs two and finishes last
+    whole = run_point(system, workload, "stat", 17, seed=4)
+    steady = run_point(system, workload, "stat", 17, seed=4, whole_phase=False)
+    call = value("gpfs_node_meta_call_s")
+    # The doubled node serves two tasks at its one-call-at-a-time ceiling: each task gets half.
+    assert whole.value == pytest.approx(17 / (2 * call), rel=0.05)
+    assert steady.value == pytest.approx(16 / call, rel=0.03)  # the aggregate counts all 16 nodes busy

@@ -16,6 +16,7 @@ What the benchmark reports in that steady state:
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -120,6 +121,86 @@ def _model(ctx: RunContext):  # noqa: ANN202 - one of the four file-system model
     return GpfsModel(ctx)
 
 
+#: mdtest phases of at most this many items (all tasks together) are simulated whole, as mdtest
+#: runs them, rather than in steady state; each is repeated ``WHOLE_PHASE_REPLICATIONS`` times with
+#: seeds derived from the master seed, and the interval comes from the spread of the repetitions.
+WHOLE_PHASE_ITEMS = 20_000
+WHOLE_PHASE_REPLICATIONS = 5
+
+
+def _replica_seed(seed: int, replica: int) -> int:
+    """A master seed for repetition ``replica`` of a point, derived from the run's seed."""
+    digest = hashlib.blake2b(f"{seed}/replica{replica}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _whole_phase(
+    system: System, workload: MdtestWorkload, op: str, threads: int, seed: int, precision: Precision
+) -> PointResult:
+    """An mdtest phase simulated from its opening barrier to its last task, repeated."""
+    started = time.perf_counter()
+    rates: list[float] = []
+    items = workload.items_per_task(threads)
+    utilization: dict[str, float] = {}
+    bottleneck = ""
+    window = 0.0
+    for replica in range(WHOLE_PHASE_REPLICATIONS):
+        env = simpy.Environment()
+        streams = Streams(_replica_seed(seed, replica))
+        platform = Platform(env, system, streams)
+        ctx = RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))
+        model = _model(ctx)
+        if op in ("create", "remove"):
+            model.prefill_caches()
+        env.run(until=model.start_phase(items))
+        rates.append(workload.phase_rate(threads, model.finish))
+        window = env.now
+        utilization, bottleneck = _utilization(platform, {}, {}, window)
+    estimate = batch_estimate(rates, [1.0] * len(rates))
+    return PointResult(
+        workload=workload.name,
+        benchmark=workload.benchmark,
+        op=op,
+        threads=threads,
+        value=estimate.mean,
+        ci_low=estimate.low,
+        ci_high=estimate.high,
+        unit="op/s",
+        bottleneck=bottleneck,
+        bottleneck_utilization=utilization.get(bottleneck, 0.0),
+        utilization=dict(sorted(utilization.items())),
+        requests=items * threads * len(rates),
+        requests_total=items * threads * len(rates),
+        simulated_s=window,
+        wall_s=time.perf_counter() - started,
+        batches=len(rates),
+        converged=estimate.rel_half_width <= precision.rel_precision,
+        bytes_moved=0.0,
+        file_bytes=workload.write_bytes,
+    )
+
+
+def _utilization(
+    platform: Platform, work0: dict[str, float], visits0: dict[str, int], window: float
+) -> tuple[dict[str, float], str]:
+    """Utilisation of every station over a window, and the bottleneck named from them.
+
+    The bottleneck is named from utilisations that rest on enough visits: a part that served a
+    handful of long jobs (a few stripe destages on one disk group) in a short window can look
+    saturated by chance. Such parts still report their utilisation.
+    """
+    stations = platform.all_stations()
+    utilization = {}
+    for name, station in stations.items():
+        busy = (station.done_work() - work0.get(name, 0.0)) / (window * station.servers) if window > 0 else 0.0
+        if busy > 0:
+            utilization[name] = busy
+    settled = [n for n in utilization if stations[n].visits - visits0.get(n, 0) >= MIN_BOTTLENECK_VISITS]
+    candidates = settled or list(utilization)
+    bottleneck = max(candidates, key=lambda n: utilization[n]) if candidates else ""
+    return utilization, bottleneck
+
+
 def run_point(
     system: System,
     workload: AnyWorkload,
@@ -127,8 +208,17 @@ def run_point(
     threads: int,
     seed: int = 1,
     precision: Precision = DEFAULT_PRECISION,
+    whole_phase: bool | None = None,
 ) -> PointResult:
-    """Simulate one point and return its estimate, interval, utilisations and bottleneck."""
+    """Simulate one point and return its estimate, interval, utilisations and bottleneck.
+
+    An mdtest phase of at most ``WHOLE_PHASE_ITEMS`` items is simulated whole (``whole_phase``
+    None), others in steady state; ``whole_phase`` True or False forces one way.
+    """
+    if isinstance(workload, MdtestWorkload):
+        small = workload.total_items(threads) <= WHOLE_PHASE_ITEMS
+        if whole_phase if whole_phase is not None else small:
+            return _whole_phase(system, workload, op, threads, seed, precision)
     started = time.perf_counter()
     env = simpy.Environment()
     streams = Streams(seed)
@@ -169,18 +259,7 @@ def run_point(
         ):
             break
     window = env.now - t0
-    utilization = {}
-    for name, station in platform.all_stations().items():
-        busy = (station.done_work() - work0.get(name, 0.0)) / (window * station.servers) if window > 0 else 0.0
-        if busy > 0:
-            utilization[name] = busy
-    # The bottleneck is named from utilisations that rest on enough visits: a part that served a
-    # handful of long jobs (a few stripe destages on one disk group) in a short window can look
-    # saturated by chance. Such parts still report their utilisation.
-    stations = platform.all_stations()
-    settled = [n for n in utilization if stations[n].visits - visits0.get(n, 0) >= MIN_BOTTLENECK_VISITS]
-    candidates = settled or list(utilization)
-    bottleneck = max(candidates, key=lambda n: utilization[n]) if candidates else ""
+    utilization, bottleneck = _utilization(platform, work0, visits0, window)
     return PointResult(
         workload=workload.name,
         benchmark=workload.benchmark,

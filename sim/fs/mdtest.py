@@ -10,7 +10,9 @@ What mdtest prints for a phase is the slowest task's rate times the number of ta
 its barriers is the total number of items over the phase's wall time. pfssim's tasks are
 statistically identical (the same walk, the same kind of directories, placed evenly over the
 clients), so that figure is the steady-state aggregate rate the driver measures; see
-``docs/design.md`` (MDtest) for where this stops being true.
+``docs/design.md`` (MDtest) for where this stops being true. A phase small enough to simulate
+whole is run as mdtest runs it instead (:meth:`MetadataModelBase.start_phase`): every task from
+its first file to its last, and mdtest's arithmetic applied to the tasks' times.
 """
 
 from __future__ import annotations
@@ -90,6 +92,32 @@ class MetadataModelBase:
         """One process per mdtest task."""
         for t in range(self.ctx.threads):
             self.ctx.env.process(self._task(t))
+
+    def start_phase(self, items: int) -> Event:
+        """Run the phase as mdtest does: every task from its first file, ``items`` operations, then
+        stop. Returns an event that fires when the last task has finished; ``finish[t]`` is when
+        task ``t`` did (the phase starts at time 0, mdtest's opening barrier)."""
+        env = self.ctx.env
+        self.finish = [0.0] * self.ctx.threads
+        self._running = self.ctx.threads
+        self.all_done = Event(env)
+        for t in range(self.ctx.threads):
+            env.process(self._finite_task(t, items))
+        return self.all_done
+
+    def _finite_task(self, t: int, items: int) -> Generator[Event, object, None]:
+        ctx = self.ctx
+        stream = ctx.streams(f"thread{t}")
+        client = ctx.client_of(t)
+        walk = self.walk
+        for n in range(items):
+            d, i = divmod(n, walk.per_dir)
+            yield from self.operate(t, client, walk.directory(t, d % walk.dirs), i, stream)
+            ctx.meter.add(t, 1.0)
+        self.finish[t] = ctx.env.now
+        self._running -= 1
+        if self._running == 0:
+            self.all_done.succeed()
 
     def _task(self, t: int) -> Generator[Event, object, None]:
         ctx = self.ctx
