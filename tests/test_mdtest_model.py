@@ -223,3 +223,12 @@ def test_whole_phase_uses_the_slowest_task() -> None:
     # The doubled node serves two tasks at its one-call-at-a-time ceiling: each task gets half.
     assert whole.value == pytest.approx(17 / (2 * call), rel=0.05)
     assert steady.value == pytest.approx(16 / call, rel=0.03)  # the aggregate counts all 16 nodes busy
+
+
+def test_mdtest_directory_phases_are_refused_not_dropped(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without -F mdtest also creates, stats and removes directories: pfssim says so instead of
+    printing the file phases alone."""
+    code = main(["run", str(TINY), "--cmd", "mpirun -np 2 mdtest -u -n 64", "--json"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert "cmd1 files_only: mdtest without -F also runs directory phases" in captured.err
