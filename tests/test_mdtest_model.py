@@ -232,3 +232,47 @@ def test_mdtest_directory_phases_are_refused_not_dropped(capsys: pytest.CaptureF
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert "cmd1 files_only: mdtest without -F also runs directory phases" in captured.err
+
+
+def _metadata_model(system_path: Path, workload: MdtestWorkload, op: str = "create"):  # noqa: ANN202
+    import simpy
+
+    from sim.benchmarks.driver import _model
+    from sim.engine.meter import Meter
+    from sim.engine.rng import Streams
+    from sim.fs.common import RunContext
+    from sim.fs.platform import Platform
+
+    system = load_system(system_path)
+    env = simpy.Environment()
+    streams = Streams(1)
+    ctx = RunContext(env, system, Platform(env, system, streams), streams, workload, op, 1, Meter(env, 1))
+    return _model(ctx)
+
+
+def test_beegfs_file_data_goes_chunk_by_chunk_over_the_stripe_targets() -> None:
+    model = _metadata_model(ROOT / "topologies" / "beegfs-hdr100.yaml", _mdtest("6 MiB"))
+    env = model.ctx.env
+    stream = model.ctx.streams("test")
+    used: dict[float, list[str]] = {}
+
+    def write(size: float):  # noqa: ANN202 - a SimPy process
+        used[size] = yield from model._file_data(0, model.ctx.system.clients[0], "write", size, stream)
+
+    for size in (6 * 2**20, 2**20):
+        env.process(write(size))
+    env.run()
+    assert len(set(used[6 * 2**20])) == 3  # 2 MiB chunks on the file's three targets
+    assert len(used[2**20]) == 1  # within one chunk: its first target only
+
+
+def test_gpfs_file_data_is_blocks_round_robin_and_a_subblock_tail() -> None:
+    model = _metadata_model(PIXSTOR, _mdtest("20 MiB"))
+    pieces = model._data_pieces("c6230-0", model.ctx.streams("test"))
+    assert [size for _, _, size in pieces] == [8 * 2**20, 8 * 2**20, 4 * 2**20]
+    assert len({nsd for nsd, _, _ in pieces}) == 3
+    small = _metadata_model(PIXSTOR, _mdtest("4 KiB"))
+    stream = small.ctx.streams("test")
+    first, second = small._data_pieces("c6230-0", stream), small._data_pieces("c6230-0", stream)
+    assert first[0][2] == second[0][2] == 16 * 2**10  # one 16 KiB subblock each
+    assert (second[0][0], second[0][1]) == (first[0][0], first[0][1] + 16 * 2**10)  # the next one in the block

@@ -19,10 +19,10 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
   every stripe target of the file (in parallel when there are several), whether or not chunk
   files exist. The client is answered before those messages (``tuneEarlyUnlinkResponse``), but the
   worker stays busy until they are done.
-* ``-w``/``-e`` data: the client's buffered cache holds a small write until close, then it is one
-  write request to the file's first stripe target (``-y`` adds nothing: the write is already a
-  device write in this model); a read is one read request. Close then makes the metadata service
-  message that target (``CloseChunkFileMsg``), and the client waits for it.
+* ``-w``/``-e`` data: written or read in chunk-sized pieces over the file's stripe targets, one
+  stripe set at a time (a file within one chunk is one request to its first target; ``-y`` adds
+  nothing: the write is already a device write in this model). Close then makes the metadata
+  service message every target used (``CloseChunkFileMsg``), and the client waits for it.
 * Storage-side messages (unlink, close chunk) cost the storage service one worker and
   ``beegfs_storage_request_cpu_s``; unlinking a chunk file that was never written is CPU only.
 * A file's stripe targets are ``num_targets`` consecutive targets in ID order from a random start
@@ -71,6 +71,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.conn_limit = fs.conn_max_internode.get("client", 12)
         self.conns: dict[tuple[str, str], Pool] = {}
         self.num_targets = min(fs.num_targets, len(self.targets)) if self.targets else 0
+        self.chunk = fs.chunk_size
         self.meta_cpu = value("beegfs_meta_request_cpu_s")
         self.storage_cpu = value("beegfs_storage_request_cpu_s")
         self.client_cpu = value("beegfs_client_request_cpu_s")
@@ -243,6 +244,26 @@ class BeeGFSMetadataModel(MetadataModelBase):
             yield env.timeout(platform.finish_on(network, size, env.now + delay) - env.now)
         conn.release()
 
+    def _file_data(
+        self, t: int, client: str, op: str, size: float, stream: Stream
+    ) -> Generator[Event, object, list[str]]:
+        """A file's data in chunk-sized pieces over its stripe targets, one stripe set at a time
+        (each set's pieces in parallel); returns the targets used, which close then messages."""
+        targets = self._stripe(stream)
+        pieces: list[tuple[str, float]] = []
+        done = 0.0
+        while done < size - 1e-9:
+            pieces.append((targets[len(pieces) % len(targets)], min(self.chunk, size - done)))
+            done += pieces[-1][1]
+        env = self.ctx.env
+        for first in range(0, len(pieces), len(targets)):
+            batch = pieces[first : first + len(targets)]
+            if len(batch) == 1:
+                yield from self._data(t, client, batch[0][0], op, batch[0][1], stream)
+            else:
+                yield join(env, [env.process(self._data(t, client, tg, op, n, stream)) for tg, n in batch])
+        return targets[: min(len(pieces), len(targets))]
+
     # -- the four phases -------------------------------------------------------------------------
 
     def operate(
@@ -254,19 +275,15 @@ class BeeGFSMetadataModel(MetadataModelBase):
             yield from self._request(client, service, stream)
         elif phase == "create":
             yield from self._request(client, service, stream, update=True)  # open(O_CREAT)
-            chunks = None
+            chunks: list[str] | None = None
             if self.write_bytes > 0:
-                first = self._stripe(stream)[0]
-                yield from self._data(t, client, first, "write", self.write_bytes, stream)
-                chunks = [first]
+                chunks = yield from self._file_data(t, client, "write", self.write_bytes, stream)
             yield from self._request(client, service, stream, chunks=chunks)  # close
         elif phase == "read":
             yield from self._request(client, service, stream)  # open
             chunks = None
             if self.read_bytes > 0:
-                first = self._stripe(stream)[0]
-                yield from self._data(t, client, first, "read", self.read_bytes, stream)
-                chunks = [first]
+                chunks = yield from self._file_data(t, client, "read", self.read_bytes, stream)
             yield from self._request(client, service, stream, chunks=chunks)  # close
         else:  # remove
             chunks = self._stripe(stream)

@@ -19,11 +19,12 @@ itself, in its own cache, and writes the blocks to the metadata NSDs through the
   assumed to be absorbed into these writes (the node keeps the directory's blocks while it holds
   its token).
 * Data of ``-w``: up to ``inode_size`` - 128 bytes (the inode header) lives in the inode and costs
-  nothing more. Larger files need subblocks (``block_size / subblocks_per_block``) on a data NSD:
-  the write is copied into the pagepool and written behind, through the node's
-  ``gpfs_prefetch_threads`` write-behind slots (a writer waits only when all are busy; ``-y``
-  waits for its own write). A node's new small files fill the subblocks of one block after the
-  other; with scattered allocation each new block is at a random place on the next NSD.
+  nothing more. Larger files get whole blocks round robin over the data NSDs and their tail in
+  subblocks (``block_size / subblocks_per_block``): the write is copied into the pagepool and
+  written behind, one request per block or tail, through the node's ``gpfs_prefetch_threads``
+  write-behind slots (a writer waits only when all are busy; ``-y`` waits for its own writes). A
+  node's new small files fill the subblocks of one block after the other; with scattered
+  allocation each new block is at a random place on the next NSD.
 * ``-e`` reads of data the node wrote come from its pagepool while the node's small files fit in
   it, otherwise (with the probability that they do not fit) from the data NSD.
 * Without ``-u`` all tasks share directories: a create or remove in a directory whose token is
@@ -84,7 +85,11 @@ class GpfsMetadataModel(MetadataModelBase):
         self.write_bytes = workload.write_bytes
         self.read_bytes = workload.read_bytes
         self.in_inode = workload.write_bytes <= self.inode - INODE_HEADER_BYTES
-        self.data_size = math.ceil(workload.write_bytes / self.subblock) * self.subblock
+        # A file's data: whole blocks round robin over the data NSDs, the tail in subblocks.
+        self.full_blocks = int(workload.write_bytes // fs.block_size)
+        tail = workload.write_bytes - self.full_blocks * fs.block_size
+        self.tail_size = math.ceil(tail / self.subblock) * self.subblock
+        self.data_size = self.full_blocks * fs.block_size + self.tail_size
         if not self.in_inode and not self.data_nsds:
             raise PfssimError(f"{system.name} has no data NSDs for mdtest's {workload.write_bytes:.0f}-byte files")
         # Reads of data the node wrote: pagepool hits while its small files fit.
@@ -170,22 +175,31 @@ class GpfsMetadataModel(MetadataModelBase):
             writes.append(ctx.env.process(self._nsd(t, client, nsd, "write", offset, self.inode, stream)))
         return writes[0] if len(writes) == 1 else join(ctx.env, writes)
 
-    def _data_place(self, client: str, stream: Stream) -> tuple[str, float]:
-        """Where the node's next small file goes: the next subblock of its current block."""
-        per_block = int(self.fs.block_size // self.data_size) or 1
-        cursor = self.cursor.get(client)
-        if cursor is None or cursor[2] >= per_block:
-            count = len(self.data_nsds)
-            index = stream.integer(count) if cursor is None else (int(cursor[0]) + 1) % count
-            blocks = max(int(self.ctx.platform.raids[self.data_nsds[index]].capacity // self.fs.block_size), 1)
-            cursor = self.cursor[client] = [float(index), stream.integer(blocks) * self.fs.block_size, 0.0]
-        nsd = self.data_nsds[int(cursor[0])]
-        offset = cursor[1] + cursor[2] * self.data_size
-        cursor[2] += 1
-        return nsd, offset
+    def _data_pieces(self, client: str, stream: Stream) -> list[tuple[str, float, float]]:
+        """(NSD, offset, bytes) of a file's data: its whole blocks on consecutive NSDs from a random
+        one, at random places (scattered allocation); its tail in the next subblocks of the node's
+        current block, which a node's small files fill one after the other."""
+        block = self.fs.block_size
+        count = len(self.data_nsds)
+        pieces = []
+        start = stream.integer(count) if self.full_blocks else 0
+        for b in range(self.full_blocks):
+            nsd = self.data_nsds[(start + b) % count]
+            slots = max(int(self.ctx.platform.raids[nsd].capacity // block), 1)
+            pieces.append((nsd, stream.integer(slots) * block, block))
+        if self.tail_size > 0:
+            per_block = int(block // self.tail_size) or 1
+            cursor = self.cursor.get(client)
+            if cursor is None or cursor[2] >= per_block:
+                index = stream.integer(count) if cursor is None else (int(cursor[0]) + 1) % count
+                slots = max(int(self.ctx.platform.raids[self.data_nsds[index]].capacity // block), 1)
+                cursor = self.cursor[client] = [float(index), stream.integer(slots) * block, 0.0]
+            pieces.append((self.data_nsds[int(cursor[0])], cursor[1] + cursor[2] * self.tail_size, self.tail_size))
+            cursor[2] += 1
+        return pieces
 
-    def _write_behind(self, t: int, client: str, nsd: str, offset: float, stream: Stream) -> Generator:
-        yield from self._nsd(t, client, nsd, "write", offset, self.data_size, stream)
+    def _write_behind(self, t: int, client: str, piece: tuple[str, float, float], stream: Stream) -> Generator:
+        yield from self._nsd(t, client, piece[0], "write", piece[1], piece[2], stream)
         self.slots[client].release()
 
     def _call(self, client: str, stream: Stream) -> Event:
@@ -226,13 +240,14 @@ class GpfsMetadataModel(MetadataModelBase):
                 yield env.timeout(self.write_bytes / self.memcpy)  # write: a copy into the pagepool
                 if not self.in_inode:
                     slots = self.slots[client]
-                    wait = slots.acquire()
-                    if wait is not None:
-                        yield wait
-                    nsd, offset = self._data_place(client, stream)
-                    flush = env.process(self._write_behind(t, client, nsd, offset, stream))
+                    flushes = []
+                    for piece in self._data_pieces(client, stream):
+                        wait = slots.acquire()
+                        if wait is not None:
+                            yield wait
+                        flushes.append(env.process(self._write_behind(t, client, piece, stream)))
                     if self.workload.fsync_per_file:
-                        yield flush
+                        yield flushes[0] if len(flushes) == 1 else join(env, flushes)
             yield self._call(client, stream)  # close
         elif phase == "read":
             yield self._call(client, stream)  # open
@@ -240,8 +255,11 @@ class GpfsMetadataModel(MetadataModelBase):
                 if self.in_inode or stream.uniform() < self.hit:  # read: a copy out of the pagepool
                     yield env.timeout(self.read_bytes / self.memcpy)
                 else:
-                    nsd, offset = self._data_place(client, stream)
-                    yield from self._nsd(t, client, nsd, "read", offset, self.data_size, stream)
+                    reads = [
+                        env.process(self._nsd(t, client, nsd, "read", offset, size, stream))
+                        for nsd, offset, size in self._data_pieces(client, stream)
+                    ]
+                    yield reads[0] if len(reads) == 1 else join(env, reads)
             yield self._call(client, stream)  # close
         else:  # remove
             if not self.walk.unique:
