@@ -39,6 +39,8 @@ def write_plot(result: RunResult, path: Path) -> None:
             ax.fill_between(x, [p.ci_low / scale for p in curve], [p.ci_high / scale for p in curve], alpha=0.2)
             ax.set_ylabel(unit)
         ax.set_xscale("log", base=2)
+        if workload.benchmark == "mdtest":
+            ax.set_yscale("log")  # stat and create rates differ by orders of magnitude
         ax.set_xlabel("threads")
         ax.set_title(f"{result.system.name}: {workload.name}")
         ax.grid(True, alpha=0.3)
