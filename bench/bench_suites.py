@@ -38,9 +38,7 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
     at_top = [p for p in result.points if p.threads == top]
     rate_top = sum(p.requests_total for p in at_top) / sum(p.wall_s for p in at_top)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    per_workload = [
-        (w.name, w.benchmark, [p for p in result.points if p.workload == w.name]) for w in result.workloads
-    ]
+    per_workload = [(w.name, w.benchmark, [p for p in result.points if p.workload == w.name]) for w in result.workloads]
     breakdown = [
         (name, bench, len(points), sum(p.wall_s for p in points), max(p.wall_s for p in points))
         for name, bench, points in per_workload

@@ -103,7 +103,6 @@ MDTEST_NO_EFFECT_WITH_VALUE = {
     "-V": "verbosity level; reporting only",
 }
 MDTEST_REFUSED = {
-    "-D": "tests directories only; pfssim models mdtest's file phases (give -F)",
     "-B": "turns off the barriers between phases; mdtest's rate (the slowest task's rate x the tasks) "
     "assumes them, and so does pfssim",
     "-R": "stats the files in random order; pfssim models mdtest's in-order stat",
@@ -119,12 +118,13 @@ MDTEST_REFUSED = {
     "-X": "verifies the data read; not modelled",
 }
 _MDTEST_PHASE_FLAGS = {"-C": "create", "-T": "stat", "-E": "read", "-r": "remove"}
-_MDTEST_SWITCHES = {"-F": "files_only", "-u": "unique_dir", "-L": "leaf_only", "-y": "sync"}
+_MDTEST_SWITCHES = {"-F": "files_only", "-D": "dirs_only", "-u": "unique_dir", "-L": "leaf_only", "-y": "sync"}
 _MDTEST_COUNTS = {"-b": "branching", "-z": "depth", "-i": "iterations", "-I": "items_per_dir", "-n": "items"}
 _MDTEST_FLAGS = {"-v", *_MDTEST_PHASE_FLAGS, *_MDTEST_SWITCHES, *MDTEST_NO_EFFECT, *MDTEST_REFUSED}
 _MDTEST_VALUE_FLAGS = {"-a", "-b", "-e", "-i", "-I", "-n", "-N", "-w", "-z", *MDTEST_NO_EFFECT_WITH_VALUE}
 _MDTEST_MODELS = (
-    "pfssim models mdtest's file phases with -C/-T/-E/-r, -F, -u, -b, -z, -L, -I or -n, -w, -e, -y, -i and -N 0"
+    "pfssim models mdtest's directory and file phases with -C/-T/-E/-r, -F or -D, -u, -b, -z, -L, -I or -n, "
+    "-w, -e, -y, -i and -N 0"
 )
 #: YAML key of an :class:`MdtestWorkload` -> the mdtest flag an error about it is reported at.
 _MDTEST_KEY_FLAGS = {
@@ -137,6 +137,8 @@ _MDTEST_KEY_FLAGS = {
     "read_bytes": "-e",
     "threads": "-np",
     "iterations": "-i",
+    "dirs_only": "-D",
+    "ops": "-E",
 }
 
 LAUNCHER_NO_EFFECT = {
@@ -544,7 +546,13 @@ def _split_mdtest(token: str) -> tuple[str, str | None]:
 def _parse_mdtest(tokens: list[str], text: str, name: str, tasks: int) -> MdtestWorkload:
     cursor = _Cursor(tokens)
     phases: set[str] = set()
-    fields: dict[str, Any] = {"files_only": False, "unique_dir": False, "leaf_only": False, "sync": False}
+    fields: dict[str, Any] = {
+        "files_only": False,
+        "dirs_only": False,
+        "unique_dir": False,
+        "leaf_only": False,
+        "sync": False,
+    }
     write_bytes = read_bytes = 0
     while (token := cursor.next()) is not None:
         flag, glued = _split_mdtest(token)
@@ -594,6 +602,7 @@ def _parse_mdtest(tokens: list[str], text: str, name: str, tasks: int) -> Mdtest
         )
     ops = [phase for phase in ("create", "stat", "read", "remove") if phase in phases or not phases]
     kind = "empty files" if write_bytes == 0 else f"{write_bytes} B files"
+    kind = "directories" if fields["dirs_only"] else kind if fields["files_only"] else f"directories and {kind}"
     return _make_mdtest(
         {
             "name": name,

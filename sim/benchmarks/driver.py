@@ -150,7 +150,7 @@ def _whole_phase(
         platform = Platform(env, system, streams)
         ctx = RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))
         model = _model(ctx)
-        if op in ("create", "remove"):
+        if op.endswith(("create", "remove")):
             model.prefill_caches()
         env.run(until=model.start_phase(items))
         rates.append(workload.phase_rate(threads, model.finish))
@@ -176,7 +176,7 @@ def _whole_phase(
         batches=len(rates),
         converged=estimate.rel_half_width <= precision.rel_precision,
         bytes_moved=0.0,
-        file_bytes=workload.write_bytes,
+        file_bytes=None if op.startswith("dir_") else workload.write_bytes,
     )
 
 
@@ -227,7 +227,7 @@ def run_point(
     ctx = RunContext(env, system, platform, streams, workload, op, threads, meter)
     model = _model(ctx)
     mdtest = isinstance(workload, MdtestWorkload)
-    if (op in ("create", "remove")) if mdtest else ctx.io_op == "write":
+    if op.endswith(("create", "remove")) if mdtest else ctx.io_op == "write":
         model.prefill_caches()
     model.start()
 
@@ -279,7 +279,7 @@ def run_point(
         batches=len(amounts),
         converged=estimate.rel_half_width <= precision.rel_precision,
         bytes_moved=meter.amount - amount0,
-        file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) else None,
+        file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) and not op.startswith("dir_") else None,
     )
 
 
@@ -294,7 +294,7 @@ def run_workload(
     if not system.storage_targets and not isinstance(workload, MdtestWorkload):
         raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
     points = []
-    for op in workload.ops:
+    for op in workload.point_ops:
         for threads in workload.threads:
             point = run_point(system, workload, op, threads, seed, precision)
             points.append(point)

@@ -9,7 +9,7 @@ from pathlib import Path
 from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_workload
 from sim.benchmarks.result import RunResult
 from sim.benchmarks.workloads import find_workload
-from sim.config.workload import AnyWorkload, MdtestWorkload
+from sim.config.workload import AnyWorkload
 from sim.errors import Problem, WorkloadError
 from sim.topology.model import System
 
@@ -29,28 +29,6 @@ def default_workloads(system: System) -> list[AnyWorkload]:
     return workloads
 
 
-def require_modelled(workloads: Sequence[AnyWorkload]) -> None:
-    """Refuse, before anything is simulated, what the model does not cover.
-
-    mdtest without ``-F`` (``files_only: false``) also runs its directory phases (creation, stat,
-    rename, removal of directories), which pfssim does not model: running only the file phases
-    would silently drop rows mdtest prints.
-    """
-    problems = [
-        Problem(
-            w.name,
-            None,
-            "files_only",
-            "mdtest without -F also runs directory phases, which pfssim does not model; "
-            "run files only (-F, files_only: true)",
-        )
-        for w in workloads
-        if isinstance(w, MdtestWorkload) and not w.files_only
-    ]
-    if problems:
-        raise WorkloadError(problems)
-
-
 def run_suite(
     system: System,
     workloads: Sequence[AnyWorkload],
@@ -59,7 +37,6 @@ def run_suite(
     progress: Callable[[PointResult], None] | None = None,
 ) -> RunResult:
     """Every point of every workload, with timing."""
-    require_modelled(workloads)
     started = time.perf_counter()
     result = RunResult(system, list(workloads), seed, precision)
     for workload in workloads:

@@ -155,7 +155,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``pfssim run``: resolve inputs (all errors before any simulation), simulate, render."""
     from sim.benchmarks.cmdline import parse_command
     from sim.benchmarks.driver import Precision
-    from sim.benchmarks.suite import default_workloads, require_modelled, run_suite
+    from sim.benchmarks.suite import default_workloads, run_suite
     from sim.benchmarks.workloads import find_workload
     from sim.config.workload import AnyWorkload
     from sim.report.plot import check_plot_path, write_plot
@@ -166,14 +166,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     chosen: list[AnyWorkload] = [find_workload(w, args.topology) for w in args.workload]
     chosen += [parse_command(c, name=f"cmd{i + 1}") for i, c in enumerate(args.cmd)]
     workloads = chosen if chosen else default_workloads(system)
-    require_modelled(workloads)
     if args.threads:
         workloads = [w.with_threads(args.threads) for w in workloads]
     if args.plot is not None:
         check_plot_path(args.plot)
     if not 0 < args.precision < 1:
         raise PfssimError("--precision must be between 0 and 1")
-    total = sum(len(w.ops) * len(w.threads) for w in workloads)
+    total = sum(len(w.point_ops) * len(w.threads) for w in workloads)
     with _progress() as progress:
         task = progress.add_task(f"simulating {system.name}", total=total)
 

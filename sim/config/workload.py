@@ -78,6 +78,11 @@ class Workload(Model):
             size = min(size, self.max_file_size)
         return size
 
+    @property
+    def point_ops(self) -> list[str]:
+        """The operation of every point this workload produces, in the order the benchmark runs them."""
+        return list(self.ops)
+
     def with_threads(self, threads: list[int]) -> Workload:
         """The same workload over another thread sweep (``pfssim run --threads``)."""
         return self.model_copy(update={"threads": sorted(set(threads))})
@@ -88,6 +93,9 @@ class Workload(Model):
 MdtestOp = Literal["create", "stat", "read", "remove"]
 #: mdtest's file phases in the order it runs them (``-C``, ``-T``, ``-E``, ``-r``).
 MDTEST_PHASES: tuple[MdtestOp, ...] = ("create", "stat", "read", "remove")
+#: The directory phases (mdtest 3.3: creation, stat, removal; there is no directory read), as
+#: point operations: ``dir_create``, ``dir_stat``, ``dir_remove``.
+MDTEST_DIR_PHASES: tuple[MdtestOp, ...] = ("create", "stat", "remove")
 
 
 def _byte_count(value: object) -> float:
@@ -127,8 +135,9 @@ class MdtestWorkload(Model):
     * ``ops``: the phases run, in mdtest's order create, stat, read, remove (``-C -T -E -r``; all four
       when none of them is given).
     * ``threads``: the MPI task counts swept; ``placement: round_robin`` is ``mpirun --map-by node``.
-    * ``files_only`` (``-F``): only file phases. When false mdtest also runs its directory phases,
-      which ``ops`` does not list; the simulator has to model or refuse them.
+    * ``files_only`` (``-F``): only file phases. When false mdtest first runs its directory phases
+      (``dir_create``, ``dir_stat``, ``dir_remove`` for the selected create, stat and remove), then
+      the file phases; ``dirs_only`` (``-D``) runs the directory phases alone.
     * ``unique_dir`` (``-u``): every task works in a directory tree of its own; otherwise all tasks
       share one tree.
     * ``branching`` (``-b``, default 1), ``depth`` (``-z``, default 0), ``leaf_only`` (``-L``): the
@@ -160,6 +169,7 @@ class MdtestWorkload(Model):
     threads: list[Count] = Field(min_length=1)
     placement: Literal["round_robin"] = "round_robin"
     files_only: bool
+    dirs_only: bool = False
     unique_dir: bool
     branching: Count | None = None
     depth: Index = 0
@@ -178,6 +188,12 @@ class MdtestWorkload(Model):
             raise MdtestKeyError("ops", "a phase is listed twice")
         if list(self.ops) != [op for op in MDTEST_PHASES if op in self.ops]:
             raise MdtestKeyError("ops", f"list the phases in the order mdtest runs them: {', '.join(MDTEST_PHASES)}")
+        if self.files_only and self.dirs_only:
+            raise MdtestKeyError("dirs_only", "files only (-F) and directories only (-D) exclude each other")
+        if not self.point_ops:
+            raise MdtestKeyError(
+                "ops", "directories have no read phase: with dirs_only (-D) select create, stat or remove"
+            )
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
             raise MdtestKeyError("threads", "threads must be increasing and distinct")
         if self.total_files is not None:
@@ -295,6 +311,14 @@ class MdtestWorkload(Model):
             raise ValueError(f"give one positive phase time per task ({threads} tasks)")
         items = self.items_per_task(threads)
         return min(items / seconds for seconds in task_seconds) * threads
+
+    @property
+    def point_ops(self) -> list[str]:
+        """The phase of every point, in mdtest's order: directory phases first (unless files only),
+        named ``dir_create``, ``dir_stat``, ``dir_remove``, then the file phases (unless directories
+        only)."""
+        phases = [] if self.files_only else [f"dir_{op}" for op in self.ops if op in MDTEST_DIR_PHASES]
+        return phases + ([] if self.dirs_only else list(self.ops))
 
     def with_threads(self, threads: list[int]) -> MdtestWorkload:
         """The same workload over another thread sweep; thread counts the workload cannot use are errors."""

@@ -23,6 +23,10 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
   stripe set at a time (a file within one chunk is one request to its first target; ``-y`` adds
   nothing: the write is already a device write in this model). Close then makes the metadata
   service message every target used (``CloseChunkFileMsg``), and the client waits for it.
+* Directories (mdtest without ``-F``): mkdir is one request to the parent directory's owner, which
+  writes the new dentry and sends ``MkLocalDirMsg`` to the metadata service chosen at random to
+  own the new directory (its worker, CPU and one MDT block); rmdir is the same with
+  ``RmLocalDirMsg``; a directory stat is one request to the directory's owner.
 * Storage-side messages (unlink, close chunk) cost the storage service one worker and
   ``beegfs_storage_request_cpu_s``; unlinking a chunk file that was never written is CPU only.
 * A file's stripe targets are ``num_targets`` consecutive targets in ID order from a random start
@@ -156,6 +160,20 @@ class BeeGFSMetadataModel(MetadataModelBase):
         pool.release()
         yield ctx.env.timeout(ctx.platform.latency)
 
+    def _inode_message(self, owner: Service, stream: Stream) -> Generator[Event, object, None]:
+        """A metadata-to-metadata message (MkLocalDirMsg, RmLocalDirMsg): the directory inode's owner
+        takes a worker, its CPU and one MDT block."""
+        ctx = self.ctx
+        yield ctx.env.timeout(ctx.platform.latency)
+        pool = self.meta_workers[owner.name]
+        wait = pool.acquire()
+        if wait is not None:
+            yield wait
+        yield ctx.platform.cpu(self._zone(owner)).serve(stream.exponential(self.meta_cpu))
+        yield self._mdt_write(owner, stream)
+        pool.release()
+        yield ctx.env.timeout(ctx.platform.latency)
+
     def _messages(self, targets: list[str], stream: Stream) -> Generator[Event, object, None]:
         if len(targets) == 1:
             yield from self._chunk_message(targets[0], stream)
@@ -175,8 +193,10 @@ class BeeGFSMetadataModel(MetadataModelBase):
         update: bool = False,
         chunks: list[str] | None = None,
         early_reply: bool = False,
+        remote: Service | None = None,
     ) -> Generator[Event, object, None]:
-        """One client request to a metadata service, with its MDT write and chunk-file messages."""
+        """One client request to a metadata service, with its MDT write, its message to the metadata
+        service that owns a directory's inode (``remote``: mkdir, rmdir) and chunk-file messages."""
         ctx = self.ctx
         env = ctx.env
         platform = ctx.platform
@@ -192,6 +212,8 @@ class BeeGFSMetadataModel(MetadataModelBase):
         yield platform.cpu(self._zone(service)).serve(stream.exponential(self.meta_cpu))
         if update:
             yield self._mdt_write(service, stream)
+        if remote is not None:
+            yield from self._inode_message(remote, stream)
         if chunks and early_reply:
             env.process(self._after_reply(pool, chunks, stream))
         else:
@@ -271,7 +293,14 @@ class BeeGFSMetadataModel(MetadataModelBase):
     ) -> Generator[Event, object, None]:
         service = self.owner[directory]
         phase = self.walk.phase
-        if phase == "stat":
+        if phase.startswith("dir_"):
+            # The new directory's inode lives on a metadata service chosen at random at mkdir.
+            owner = self.meta[stream.integer(len(self.meta))]
+            if phase == "dir_stat":
+                yield from self._request(client, owner, stream)
+            else:  # mkdir / rmdir: the parent's dentry here, the inode on its owner
+                yield from self._request(client, service, stream, update=True, remote=owner)
+        elif phase == "stat":
             yield from self._request(client, service, stream)
         elif phase == "create":
             yield from self._request(client, service, stream, update=True)  # open(O_CREAT)

@@ -27,6 +27,8 @@ itself, in its own cache, and writes the blocks to the metadata NSDs through the
   allocation each new block is at a random place on the next NSD.
 * ``-e`` reads of data the node wrote come from its pagepool while the node's small files fit in
   it, otherwise (with the probability that they do not fit) from the data NSD.
+* Directories (mdtest without ``-F``): mkdir and rmdir are one call and one replicated inode
+  write, like a file's create and remove without the close; a directory stat is one call.
 * Without ``-u`` all tasks share directories: a create or remove in a directory whose token is
   held by another node first takes the token over (four message latencies: revoke and grant) and
   makes the old holder flush the directory block (one replicated metadata write), one node at a
@@ -229,7 +231,14 @@ class GpfsMetadataModel(MetadataModelBase):
     ) -> Generator[Event, object, None]:
         env = self.ctx.env
         phase = self.walk.phase
-        if phase == "stat":
+        if phase == "dir_stat":
+            yield self._call(client, stream)
+        elif phase in ("dir_create", "dir_remove"):  # mkdir / rmdir: the directory's inode
+            if not self.walk.unique:
+                yield from self._take_directory(t, client, directory, stream)
+            yield self._call(client, stream)
+            yield self._inode_write(t, client, stream)
+        elif phase == "stat":
             yield self._call(client, stream)
         elif phase == "create":
             if not self.walk.unique:

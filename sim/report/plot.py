@@ -29,7 +29,7 @@ def write_plot(result: RunResult, path: Path) -> None:
     workloads = result.workloads
     fig, axes = plt.subplots(len(workloads), 1, figsize=(7, 3.6 * len(workloads)), squeeze=False)
     for ax, workload in zip(axes[:, 0], workloads, strict=True):
-        for op in workload.ops:
+        for op in workload.point_ops:
             curve = result.curve(workload.name, op)
             if not curve:
                 continue

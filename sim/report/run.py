@@ -27,7 +27,7 @@ def render_run(result: RunResult, console: Console) -> None:
         table.add_column("95% CI", justify="right")
         table.add_column("bottleneck", overflow="fold")
         table.add_column("util.", justify="right")
-        for op in workload.ops:
+        for op in workload.point_ops:
             for point in result.curve(workload.name, op):
                 half = (point.ci_high - point.ci_low) / 2 / point.value if point.value else float("inf")
                 interval = f"± {half:.1%}"

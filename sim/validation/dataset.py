@@ -228,14 +228,14 @@ def _cross_check(spec: DatasetSpec, smap: SourceMap, path: Path) -> list[Problem
             continue
         for i, point in enumerate(bench.points):
             where = ("benchmarks", name, "points", i)
-            if point.op not in workload.ops:
+            if point.op not in workload.point_ops:
                 problems.append(smap.problem((*where, "op"), f"{workload.name} does not run {point.op!r}"))
             if point.threads is not None and point.threads not in workload.threads:
                 problems.append(
                     smap.problem((*where, "threads"), f"{workload.name} does not run {point.threads} threads")
                 )
         for i, shape in enumerate(bench.shapes):
-            for message in shape.check.problems(workload.ops, workload.threads):
+            for message in shape.check.problems(workload.point_ops, workload.threads):
                 problems.append(smap.problem(("benchmarks", name, "shapes", i, "check"), message))
     for i, entry in enumerate(spec.unscored):
         try:

@@ -110,12 +110,16 @@ def _plan(datasets: Sequence[Dataset], include_unscored: bool) -> list[Job]:
             if bench.pending is not None or bench.workload is None:
                 continue
             workload = find_workload(bench.workload, dataset.topology)
-            jobs += [Job(dataset.system, topology, workload, op, t) for op in workload.ops for t in workload.threads]
+            jobs += [
+                Job(dataset.system, topology, workload, op, t) for op in workload.point_ops for t in workload.threads
+            ]
         if include_unscored:
             for entry in dataset.spec.unscored:
                 workload = _unscored_workload(dataset, entry.workload, entry.threads)
                 jobs += [
-                    Job(dataset.system, topology, workload, op, t) for op in workload.ops for t in workload.threads
+                    Job(dataset.system, topology, workload, op, t)
+                    for op in workload.point_ops
+                    for t in workload.threads
                 ]
     return jobs
 
@@ -128,7 +132,7 @@ def _unscored_workload(dataset: Dataset, name: str, threads: Sequence[int] | Non
 
 def _points(results: dict[JobKey, PointResult], system: str, workload: AnyWorkload) -> list[PointResult]:
     """A workload's points in the order the benchmark runs them (its ops, then its thread counts)."""
-    return [results[(system, workload.name, op, t)] for op in workload.ops for t in workload.threads]
+    return [results[(system, workload.name, op, t)] for op in workload.point_ops for t in workload.threads]
 
 
 def reproduce(
