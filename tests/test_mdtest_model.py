@@ -314,3 +314,14 @@ def test_directory_phases_one_thread_by_hand() -> None:
     mkdir = run_point(pixstor, workload, "dir_create", 1, seed=5, precision=TIGHT, whole_phase=False)
     create = run_point(pixstor, workload, "create", 1, seed=5, precision=TIGHT, whole_phase=False)
     assert 1 / mkdir.value == pytest.approx(1 / create.value - value("gpfs_node_meta_call_s"), rel=0.02)
+
+
+def test_beegfs_stat_saturates_at_the_metadata_service_workers_or_cores() -> None:
+    """A closed network whose bottleneck is a c-server station: the rate tends to c / service time,
+    c the smaller of the service's workers (each holds a request for its CPU time) and the zone's
+    cores, once the tasks far outnumber them."""
+    system = load_system(TINY)
+    workers = system.spec.filesystem.workers["meta"]  # type: ignore[union-attr]
+    servers = min(system.zone_cores["meta.numa0"], workers)
+    point = run_point(system, _mdtest(threads=64), "stat", 64, seed=3, whole_phase=False)
+    assert point.value == pytest.approx(servers / value("beegfs_meta_request_cpu_s"), rel=0.03)
