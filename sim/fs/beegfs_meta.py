@@ -45,7 +45,6 @@ from simpy.events import Event
 from sim.config.system import BeeGFSSpec
 from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
-from sim.errors import PfssimError
 from sim.fs.common import RunContext
 from sim.fs.mdtest import MetadataModelBase
 from sim.params import value
@@ -60,15 +59,17 @@ class BeeGFSMetadataModel(MetadataModelBase):
         fs = ctx.system.spec.filesystem
         assert isinstance(fs, BeeGFSSpec)
         system = ctx.system
+        # The topology builder guarantees metadata services with targets and storage targets.
         self.meta = [s for s in system.services.values() if s.kind == "beegfs-meta" and s.targets]
-        if not self.meta:
-            raise PfssimError(f"{system.name} has no BeeGFS metadata service with a target to run mdtest on")
         self.targets = system.storage_targets
+        assert self.meta and self.targets, f"{system.name}: BeeGFS without metadata or storage targets"
         self.storage_service = {t: system.services_of(t)[0] for t in self.targets}
         env = ctx.env
-        default_meta = fs.workers.get("meta", 4)
-        default_storage = fs.workers.get("storage", 12)
-        self.meta_workers = {s.name: Pool(env, f"{s.name}.workers", s.workers or default_meta) for s in self.meta}
+        self._zones: dict[str, str] = {}
+        default_storage = fs.workers.get("storage", 12)  # as the data path: the shipped storage conf
+        self.meta_workers = {
+            s.name: Pool(env, f"{s.name}.workers", s.workers or self._default_meta_workers(fs, s)) for s in self.meta
+        }
         self.storage_workers = {
             t: Pool(env, f"{t}.workers", self.storage_service[t].workers or default_storage) for t in self.targets
         }
@@ -82,18 +83,22 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.update_bytes = value("beegfs_mdt_update_bytes")
         self.write_bytes = self.workload.write_bytes
         self.read_bytes = self.workload.read_bytes
-        if (self.write_bytes or self.read_bytes or "remove" in self.workload.ops) and not self.targets:
-            raise PfssimError(f"{system.name} has no storage targets for mdtest's data and unlinks")
         # Each directory's owner, drawn as mdtest makes the directories (task by task, in order).
         owner_stream = ctx.streams("beegfs.mkdir")
         self.owner = {
             key: self.meta[owner_stream.integer(len(self.meta))] for key in self.walk.all_directories(ctx.threads)
         }
-        self._zones: dict[str, str] = {}
         self._mdt_hops: dict[str, list[tuple[Station, float]]] = {}
         self._data_routes: dict[
             tuple[str, str, str], tuple[list[tuple[Station, float]], list[tuple[Station, float]], str]
         ] = {}
+
+    def _default_meta_workers(self, fs: BeeGFSSpec, service: Service) -> int:
+        """``workers.meta`` of the topology, else BeeGFS's own default (tuneNumWorkers = 0): twice
+        the cores of the service's zone, at least 4 (research notes 1.4)."""
+        if "meta" in fs.workers:
+            return fs.workers["meta"]
+        return max(2 * self.ctx.system.zone_cores.get(self._zone(service), 2), 4)
 
     def written_luns(self) -> set[str]:
         """The MDTs, and the storage targets when files get data."""

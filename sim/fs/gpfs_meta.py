@@ -45,7 +45,6 @@ from simpy.events import Event
 from sim.config.system import GpfsSpec
 from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
-from sim.errors import PfssimError
 from sim.fs.common import Route, RunContext
 from sim.fs.mdtest import MetadataModelBase
 from sim.params import value
@@ -64,9 +63,8 @@ class GpfsMetadataModel(MetadataModelBase):
         system = ctx.system
         env = ctx.env
         self.data_nsds = system.storage_targets
-        self.meta_nsds = system.metadata_targets or self.data_nsds
-        if not self.meta_nsds:
-            raise PfssimError(f"{system.name} has no NSDs to hold metadata")
+        self.meta_nsds = system.metadata_targets or self.data_nsds  # dataAndMetadata NSDs otherwise
+        assert self.meta_nsds, f"{system.name}: GPFS without NSDs"
         self.replicas = max(1, min(fs.metadata_replicas, len(self.meta_nsds)))
         self.server_of = {n: system.services_of(n)[0] for n in self.meta_nsds + self.data_nsds}
         self.nsd_threads = {
@@ -92,8 +90,7 @@ class GpfsMetadataModel(MetadataModelBase):
         tail = workload.write_bytes - self.full_blocks * fs.block_size
         self.tail_size = math.ceil(tail / self.subblock) * self.subblock
         self.data_size = self.full_blocks * fs.block_size + self.tail_size
-        if not self.in_inode and not self.data_nsds:
-            raise PfssimError(f"{system.name} has no data NSDs for mdtest's {workload.write_bytes:.0f}-byte files")
+        assert self.in_inode or self.data_nsds, f"{system.name}: no data NSDs for file data"
         # Reads of data the node wrote: pagepool hits while its small files fit.
         files_per_node = workload.total_items(ctx.threads) / max(min(len(system.clients), ctx.threads), 1)
         footprint = files_per_node * self.data_size
