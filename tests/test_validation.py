@@ -295,6 +295,7 @@ def test_parameters_table_and_json() -> None:
     assert fitted == {
         "beegfs_storage_request_cpu_s": "beegfs-edr-2019 iozone random write",
         "gpfs_node_meta_call_s": "pixstor-large mdtest empty files (stat, read)",
+        "me4_cache_entries_per_vdisk": "pixstor-large iozone random write",
     }
 
 

@@ -17,6 +17,7 @@ so small sequential writes destage as (nearly) full stripes.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from collections import deque
 from collections.abc import Callable
 from functools import partial
@@ -37,7 +38,9 @@ class WriteBackCache:
     gathers the small writes of a sequential stream into their stripe. A destage writes the span
     of the stripe's dirty data: a full stripe without reading, a part of one by read-modify-write.
     Random small writes over a large LUN almost never meet a dirty stripe, so they destage one by
-    one. Only the part of the cache above half full is destaged (the flush watermark).
+    one. Only the part of the cache above half full is destaged (the flush watermark), and the
+    destages sweep the virtual disk in address order (an elevator over the dirty data), as a
+    controller orders its flushes to keep the drives' seeks short.
     """
 
     def __init__(self, env: simpy.Environment, device: RaidDevice) -> None:
@@ -46,11 +49,12 @@ class WriteBackCache:
         self.entries = int(value("me4_cache_entries_per_vdisk"))
         self.destagers = 1
         self.width = device.data * device.su  # bytes of data in one stripe
-        self.dirty: deque[int] = deque()  # entry ids, oldest first
+        self.order: list[tuple[float, int]] = []  # (start, entry id) of the waiting entries, by address
         self.extent: dict[int, list[float]] = {}  # entry id -> [start, end) on the virtual disk
         self.open: dict[int, int] = {}  # stripe -> its newest entry still waiting in the cache
         self.waiting: deque[tuple[Event, float, float]] = deque()
         self.active = 0
+        self.sweep = 0.0  # where the elevator is
         self.destaged_bytes = 0.0
         self.merged = 0
         self._ids = 0
@@ -63,10 +67,12 @@ class WriteBackCache:
         commands = self.device.member_commands("write", size)
         self.destagers = max(1, round(value("hdd_ncq_depth") * len(self.device.members) / commands))
         self.entries = max(self.entries, 2 * self.destagers)
-        while len(self.dirty) < round(self.entries * fill):
+        target = round(self.entries * fill)
+        while len(self.order) < target:
             offset, size = sample()
             if not self._merge(offset, size):
-                self._append(offset, size)
+                self._append(offset, size, ordered=False)
+        self.order.sort()  # appended unordered (one sort instead of an insertion each)
         self._kick()
 
     def _stripe_of(self, offset: float, size: float) -> int | None:
@@ -80,16 +86,23 @@ class WriteBackCache:
         if entry is None:
             return False
         span = self.extent[entry]
-        span[0] = min(span[0], offset)
+        if offset < span[0]:
+            # The entry's start moves: keep the address order right.
+            self.order.remove((span[0], entry))
+            insort(self.order, (offset, entry))
+            span[0] = offset
         span[1] = max(span[1], offset + size)
         self.merged += 1
         return True
 
-    def _append(self, offset: float, size: float) -> None:
+    def _append(self, offset: float, size: float, ordered: bool = True) -> None:
         self._ids += 1
         entry = self._ids
         self.extent[entry] = [offset, offset + size]
-        self.dirty.append(entry)
+        if ordered:
+            insort(self.order, (offset, entry))
+        else:
+            self.order.append((offset, entry))
         stripe = self._stripe_of(offset, size)
         if stripe is not None:
             self.open[stripe] = entry
@@ -99,7 +112,7 @@ class WriteBackCache:
         done = Event(self.env)
         if self._merge(offset, size):
             done.succeed()
-        elif len(self.dirty) + self.active < self.entries:
+        elif len(self.order) + self.active < self.entries:
             self._append(offset, size)
             done.succeed()
             self._kick()
@@ -110,9 +123,14 @@ class WriteBackCache:
     def _kick(self) -> None:
         # Destage only the part of the cache above half full: the rest stays dirty (a controller
         # flushes above a watermark), which is where consecutive writes meet and merge.
-        while self.active < self.destagers and len(self.dirty) > self.entries // 2:
-            entry = self.dirty.popleft()
-            start, end = self.extent.pop(entry)
+        order = self.order
+        while self.active < self.destagers and len(order) > self.entries // 2:
+            index = bisect_left(order, (self.sweep, -1))
+            if index == len(order):
+                index = 0  # the elevator returns to the start of the disk
+            start, entry = order.pop(index)
+            self.sweep = start
+            end = self.extent.pop(entry)[1]
             stripe = self._stripe_of(start, end - start)
             if stripe is not None and self.open.get(stripe) == entry:
                 del self.open[stripe]
@@ -122,7 +140,7 @@ class WriteBackCache:
     def _destaged(self, size: float) -> None:
         self.active -= 1
         self.destaged_bytes += size
-        while self.waiting and len(self.dirty) + self.active < self.entries:
+        while self.waiting and len(self.order) + self.active < self.entries:
             done, offset, size = self.waiting.popleft()
             if not self._merge(offset, size):
                 self._append(offset, size)

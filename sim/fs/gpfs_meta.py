@@ -117,8 +117,8 @@ class GpfsMetadataModel(MetadataModelBase):
 
     def prefill_fill(self, lun: str) -> float:
         """Data NSDs start at the flush watermark: a stream of small files only adds a stripe to the
-        cache every block / subblock files, so it rarely fills it."""
-        return 1.0 if lun in self.meta_nsds else 0.5
+        cache every block / subblock files, so it rarely fills it. Metadata NSDs as in the base class."""
+        return super().prefill_fill(lun) if lun in self.meta_nsds else 0.5
 
     # -- NSD requests ----------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from collections.abc import Generator
 from simpy.events import Event
 
 from sim.config.workload import MdtestWorkload
+from sim.devices.drives import SsdDrive
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
 
@@ -73,8 +74,11 @@ class MetadataModelBase:
         return 4096.0
 
     def prefill_fill(self, lun: str) -> float:
-        """How full a LUN's cache starts: full (small metadata writes keep it so under load)."""
-        return 1.0
+        """How full a LUN's cache starts. On SSDs the destage of small writes outruns the
+        controller's command rate, so the cache sits at its flush watermark (half); on HDDs small
+        writes are destaged by read-modify-write slower than they arrive under load, so it is full."""
+        members = self.ctx.platform.raids[lun].members
+        return 0.5 if all(isinstance(m, SsdDrive) for m in members) else 1.0
 
     def prefill_caches(self) -> None:
         """The write caches of the LUNs the phase writes start full of small writes like its own."""
