@@ -43,9 +43,10 @@ class WriteBackCache:
     controller orders its flushes to keep the drives' seeks short.
     """
 
-    def __init__(self, env: simpy.Environment, device: RaidDevice) -> None:
+    def __init__(self, env: simpy.Environment, device: RaidDevice, controller: Me4Controller | None = None) -> None:
         self.env = env
         self.device = device
+        self.controller = controller
         self.entries = int(value("me4_cache_entries_per_vdisk"))
         self.destagers = 1
         self.width = device.data * device.su  # bytes of data in one stripe
@@ -66,6 +67,10 @@ class WriteBackCache:
         _, size = sample()
         commands = self.device.member_commands("write", size)
         self.destagers = max(1, round(value("hdd_ncq_depth") * len(self.device.members) / commands))
+        # As many entries as the sort window, or as the cache holds writes of this size if fewer.
+        room = self.controller.dirty_bytes_per_vdisk() if self.controller is not None else None
+        if room is not None:
+            self.entries = min(self.entries, max(int(room // size), 1))
         self.entries = max(self.entries, 2 * self.destagers)
         target = round(self.entries * fill)
         while len(self.order) < target:
@@ -152,10 +157,18 @@ class Me4Controller:
     """One controller of an ME4 array: command engine, read and write data paths."""
 
     def __init__(
-        self, env: simpy.Environment, name: str, read_Bps: float, write_Bps: float, read_iops: float, write_iops: float
+        self,
+        env: simpy.Environment,
+        name: str,
+        read_Bps: float,
+        write_Bps: float,
+        read_iops: float,
+        write_iops: float,
+        cache_bytes: float | None = None,
     ) -> None:
         self.env = env
         self.name = name
+        self.cache_bytes = cache_bytes
         self.commands = Station(env, f"{name}.commands", 1)
         self.read_path = Station(env, f"{name}.read", 1)
         self.write_path = Station(env, f"{name}.write", 1)
@@ -166,8 +179,15 @@ class Me4Controller:
 
     def attach(self, vdisk: str, device: RaidDevice) -> WriteBackCache:
         """Own a virtual disk (its cache share lives in this controller)."""
-        cache = self.caches[vdisk] = WriteBackCache(self.env, device)
+        cache = self.caches[vdisk] = WriteBackCache(self.env, device, self)
         return cache
+
+    def dirty_bytes_per_vdisk(self) -> float | None:
+        """Write cache a virtual disk can fill: half the controller's cache (the other half mirrors
+        the partner's writes) shared by the virtual disks it owns; None when the part gives no size."""
+        if not self.cache_bytes or not self.caches:
+            return None
+        return self.cache_bytes / 2 / len(self.caches)
 
     def io(self, vdisk: str, op: str, offset: float, size: float) -> Event:
         """A host command for one of this controller's virtual disks."""

@@ -157,6 +157,7 @@ class Platform:
                     component.write_Bps or 0.0,
                     iops_read / n_ctrl,
                     iops_write / n_ctrl,
+                    s.enclosure_cache.get(enclosure),
                 )
         for name, group in s.groups.items():
             members = [self.drives[m] for m in group.members]

@@ -59,6 +59,8 @@ class StorageSteps(BuilderBase):
         self.controllers[name] = ctrl_names
         assert part.array_read_iops and part.array_write_iops
         self.system.enclosure_iops[name] = (part.array_read_iops, part.array_write_iops)
+        if part.cache_per_controller:
+            self.system.enclosure_cache[name] = part.cache_per_controller
         pool = self.make_pool(name, enc.drives, part.slots, ctrl_names, path)
         owners = self.deal_groups(pool, enc.raid_groups, enc.spares, "vd{i}", path, ctrl_names, 0)
         if enc.expansion is None:

@@ -101,6 +101,7 @@ class System:
     client_cores: dict[str, int] = field(default_factory=dict)
     zone_cores: dict[str, int] = field(default_factory=dict)
     enclosure_iops: dict[str, tuple[float, float]] = field(default_factory=dict)
+    enclosure_cache: dict[str, float] = field(default_factory=dict)  # controller cache bytes, each
     servers: list[str] = field(default_factory=list)
     hca_switch: dict[str, str] = field(default_factory=dict)
     switch_links: dict[str, tuple[str, str]] = field(default_factory=dict)
