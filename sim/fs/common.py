@@ -39,7 +39,7 @@ class RunContext:
     platform: Platform
     streams: Streams
     workload: AnyWorkload
-    op: str  # write, read, random_write, random_read; mdtest: create, stat, read, remove
+    op: str  # write, read, random_write, random_read; mdtest: [dir_]create, [dir_]stat, read, [dir_]remove
     threads: int
     meter: Meter
 

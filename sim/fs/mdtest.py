@@ -1,7 +1,8 @@
 """The mdtest walk both metadata models share: which file of which directory each task works on.
 
-mdtest (files only, ``-F``) runs its phases one after the other with a barrier between them; in a
-phase every task goes through its directories in order and, in each, through its files. A point
+mdtest runs its phases one after the other with a barrier between them (directory phases first,
+unless ``-F``, then file phases, unless ``-D``); in a phase every task goes through its
+directories in order and, in each, through its items (the files, or the directories it makes). A point
 of pfssim simulates one phase in steady state: every task loops over its own walk without end,
 starting at a random place in it (so the tasks are spread over their directories as they are in
 the middle of a real phase), and every finished operation is one completion.
@@ -66,7 +67,7 @@ class MetadataModelBase:
         return self.ctx.threads
 
     def written_luns(self) -> set[str]:
-        """The LUNs this phase writes to (their controller caches start full)."""
+        """The LUNs this phase writes to (their controller caches start filled, see prefill_fill)."""
         raise NotImplementedError
 
     def prefill_unit(self, lun: str) -> float:
