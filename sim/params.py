@@ -71,7 +71,8 @@ _PARAMETERS = [
         "which its destages sweep in address order: the effective sort window of the controller's "
         "flushes, which sets how short the drives' seeks are under random small writes",
         "fitted once on pixstor-large iozone random write (flat near 12.8K IOPS from 1 to 256 threads): "
-        "powers of two from 512 to 4096 were simulated and 1024 fits best (-1% at 1 thread, +10% at 256); "
+        "powers of two from 512 to 4096 were simulated (bench/fit_me4_sort_window.py) and 1024 fits best "
+        "(-1% at 1 thread, +10% at 256; 512 gives -17% / -4%); "
         "plausible against the [ASSUMED] 8 GiB cache per controller (1024 x 512 KiB chunk-sized cache "
         "segments x 4 virtual disks = 2 GiB of dirty data per controller)",
         "pixstor-large iozone random write",
