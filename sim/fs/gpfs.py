@@ -3,9 +3,10 @@
 * Block i of a file lives on data NSD (start + i) mod D, start random per file (round robin over
   all NSDs of the pool). With ``scattered`` allocation the block's place on the LUN is random;
   with ``cluster`` a file's blocks on one NSD are consecutive.
-* A block (or a smaller record's part of one) is one NSD request to the LUN's primary NSD server:
-  the client's transfer to that server's HCA, an NSD worker thread, ``gpfs_nsd_block_cpu_s`` of
-  CPU on the receiving zone, then the server's HBA/SAS path and the ME4 controller.
+* A block (or a smaller record's part of one) is one NSD request to the LUN's primary NSD server
+  (:class:`NsdPaths`): the client's transfer to that server's HCA, an NSD worker thread,
+  ``gpfs_nsd_block_cpu_s`` of CPU on the receiving zone, then the server's HBA/SAS path and the
+  ME4 controller.
 * Buffered I/O goes through the client's pagepool: sequential reads are prefetched and writes
   (sequential or random) written behind, several block requests in flight per stream, at most
   ``gpfs_prefetch_threads`` per client node. Random reads are synchronous; a read hits the
@@ -41,15 +42,10 @@ class GpfsModel:
         self.fs = fs
         self.block = fs.block_size
         self.nsds = ctx.system.storage_targets
-        self.server_of = {n: ctx.system.services_of(n)[0] for n in self.nsds}
-        self.threads_pool = {
-            s.name: Pool(ctx.env, f"{s.name}.threads", int(value("gpfs_nsd_threads")))
-            for s in ctx.system.services.values()
-        }
+        self.paths = NsdPaths(ctx)
         self.node_slots = {
             c: Pool(ctx.env, f"{c}.prefetch", int(value("gpfs_prefetch_threads"))) for c in ctx.system.clients
         }
-        self.nsd_cpu = value("gpfs_nsd_block_cpu_s")
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.record = self.workload.record_size
         self.unit = min(self.record, self.block)
@@ -59,7 +55,6 @@ class GpfsModel:
         self.starts = [
             first if self.shared else ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)
         ]
-        self.routes: dict[tuple[str, str], Route] = {}
 
     def outstanding(self) -> int:
         """Requests the threads keep in flight at most (sizes the measurement batches)."""
@@ -117,11 +112,18 @@ class GpfsModel:
         client = ctx.client_of(t)
         units = self._units(t, stream)
         amount = 1.0 if ctx.random else self.unit
+        op = ctx.io_op
+        request = self.paths.request
+
+        def next_request() -> Event:
+            nsd, offset, size = next(units)
+            return env.process(request(t, client, nsd, op, offset, size, stream))
+
         yield env.timeout(stream.uniform() * 1e-4)
         if self.workload.direct_io:
             per_record = max(int(self.record // self.unit), 1)
             while True:
-                events = [env.process(self._request(t, client, *next(units), stream)) for _ in range(per_record)]
+                events = [next_request() for _ in range(per_record)]
                 yield join(env, events)
                 ctx.meter.add(t, 1.0 if ctx.random else self.record)
         elif ctx.op == "random_read":
@@ -134,7 +136,7 @@ class GpfsModel:
                 if stream.uniform() < hit:
                     yield env.timeout(copy)
                 else:
-                    yield from self._request(t, client, nsd, offset, size, stream)
+                    yield from request(t, client, nsd, op, offset, size, stream)
                 ctx.meter.add(t, amount)
         else:
             slots = self.node_slots[client]
@@ -142,23 +144,39 @@ class GpfsModel:
             while True:
                 while True:
                     if slots.try_acquire():
-                        inflight.append(env.process(self._request(t, client, *next(units), stream)))
+                        inflight.append(next_request())
                     elif not inflight:
                         wait = slots.acquire()
                         if wait is not None:
                             yield wait
-                        inflight.append(env.process(self._request(t, client, *next(units), stream)))
+                        inflight.append(next_request())
                     else:
                         break
                 yield inflight.popleft()
                 slots.release()
                 ctx.meter.add(t, amount)
 
-    # -- one NSD request -------------------------------------------------------------------------
 
-    def _route(self, t: int, client: str, nsd: str) -> Route:
-        """Hops, CPU and NSD threads of requests from one client to one NSD (computed once)."""
-        key = (client, nsd)
+class NsdPaths:
+    """Requests from client nodes to NSDs through their primary NSD servers, shared by the data and
+    metadata models: each (client, NSD, direction) route is resolved once; a request is the
+    client's transfer to the server's HCA, an NSD worker thread, ``gpfs_nsd_block_cpu_s`` of CPU
+    on the receiving zone, then the server's HBA/SAS path alongside the LUN's I/O (and the
+    transfer back for a read)."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        system = ctx.system
+        self.server_of = {n: system.services_of(n)[0] for n in system.storage_targets + system.metadata_targets}
+        self.threads = {
+            s.name: Pool(ctx.env, f"{s.name}.threads", int(value("gpfs_nsd_threads"))) for s in system.services.values()
+        }
+        self.cpu = value("gpfs_nsd_block_cpu_s")
+        self.routes: dict[tuple[str, str, str], Route] = {}
+
+    def route(self, t: int, client: str, nsd: str, op: str) -> Route:
+        """Hops, CPU and NSD threads of ``op`` requests from one client to one NSD (computed once)."""
+        key = (client, nsd, op)
         route = self.routes.get(key)
         if route is None:
             ctx = self.ctx
@@ -167,32 +185,29 @@ class GpfsModel:
             client_hca = ctx.system.client_hcas[client][0]
             server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
             zone = ctx.system.zone_of[server_hca]
-            op = ctx.io_op
-            network = platform.network_hops(client_hca, server_hca, op)
-            storage = platform.storage_hops(service.server, zone, nsd, op)
             route = self.routes[key] = Route(
-                platform.resolve(network),
-                platform.resolve(storage),
+                platform.resolve(platform.network_hops(client_hca, server_hca, op)),
+                platform.resolve(platform.storage_hops(service.server, zone, nsd, op)),
                 platform.cpu(zone),
-                self.threads_pool[service.name],
+                self.threads[service.name],
             )
         return route
 
-    def _request(
-        self, t: int, client: str, nsd: str, offset: float, size: float, stream: Stream
+    def request(
+        self, t: int, client: str, nsd: str, op: str, offset: float, size: float, stream: Stream
     ) -> Generator[Event, object, None]:
+        """One NSD request of ``size`` bytes at ``offset`` on the LUN."""
         ctx = self.ctx
         env = ctx.env
         platform = ctx.platform
-        route = self._route(t, client, nsd)
+        route = self.route(t, client, nsd, op)
         latency = 2 * platform.latency
-        op = ctx.io_op
         if op == "write":
             yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
         wait = route.pool.acquire()
         if wait is not None:
             yield wait
-        yield route.cpu.serve(stream.exponential(self.nsd_cpu))
+        yield route.cpu.serve(stream.exponential(self.cpu))
         hops_end = platform.finish_on(route.storage, size, env.now)
         yield join(env, [env.timeout(hops_end - env.now), platform.target_io(nsd, op, offset, size)])
         if op == "read":

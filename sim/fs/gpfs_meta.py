@@ -45,7 +45,8 @@ from simpy.events import Event
 from sim.config.system import GpfsSpec
 from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
-from sim.fs.common import Route, RunContext
+from sim.fs.common import RunContext
+from sim.fs.gpfs import NsdPaths
 from sim.fs.mdtest import MetadataModelBase
 from sim.params import value
 
@@ -66,11 +67,7 @@ class GpfsMetadataModel(MetadataModelBase):
         self.meta_nsds = system.metadata_targets or self.data_nsds  # dataAndMetadata NSDs otherwise
         assert self.meta_nsds, f"{system.name}: GPFS without NSDs"
         self.replicas = max(1, min(fs.metadata_replicas, len(self.meta_nsds)))
-        self.server_of = {n: system.services_of(n)[0] for n in self.meta_nsds + self.data_nsds}
-        self.nsd_threads = {
-            s.name: Pool(env, f"{s.name}.threads", int(value("gpfs_nsd_threads"))) for s in system.services.values()
-        }
-        self.nsd_cpu = value("gpfs_nsd_block_cpu_s")
+        self.paths = NsdPaths(ctx)
         self.call_s = value("gpfs_node_meta_call_s")
         self.memcpy = value("client_memcpy_Bps")
         self.daemon: dict[str, Station] = {}
@@ -95,7 +92,6 @@ class GpfsMetadataModel(MetadataModelBase):
         files_per_node = workload.total_items(ctx.threads) / max(min(len(system.clients), ctx.threads), 1)
         footprint = files_per_node * self.data_size
         self.hit = 1.0 if footprint <= 0 else min(1.0, fs.pagepool.client / footprint)
-        self.routes: dict[tuple[str, str, str], Route] = {}
         self.cursor: dict[str, list[float]] = {}  # client -> [nsd index, block base, subblock index]
         self.holder: dict[tuple[int, int], str] = {}
         self.dir_lock: dict[tuple[int, int], Pool] = {}
@@ -122,44 +118,6 @@ class GpfsMetadataModel(MetadataModelBase):
 
     # -- NSD requests ----------------------------------------------------------------------------
 
-    def _route(self, t: int, client: str, nsd: str, op: str) -> Route:
-        key = (client, nsd, op)
-        route = self.routes.get(key)
-        if route is None:
-            ctx = self.ctx
-            platform = ctx.platform
-            service = self.server_of[nsd]
-            client_hca = ctx.system.client_hcas[client][0]
-            server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
-            zone = ctx.system.zone_of[server_hca]
-            route = self.routes[key] = Route(
-                platform.resolve(platform.network_hops(client_hca, server_hca, op)),
-                platform.resolve(platform.storage_hops(service.server, zone, nsd, op)),
-                platform.cpu(zone),
-                self.nsd_threads[service.name],
-            )
-        return route
-
-    def _nsd(
-        self, t: int, client: str, nsd: str, op: str, offset: float, size: float, stream: Stream
-    ) -> Generator[Event, object, None]:
-        ctx = self.ctx
-        env = ctx.env
-        platform = ctx.platform
-        route = self._route(t, client, nsd, op)
-        latency = 2 * platform.latency
-        if op == "write":
-            yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
-        wait = route.pool.acquire()
-        if wait is not None:
-            yield wait
-        yield route.cpu.serve(stream.exponential(self.nsd_cpu))
-        hops_end = platform.finish_on(route.storage, size, env.now)
-        yield join(env, [env.timeout(hops_end - env.now), platform.target_io(nsd, op, offset, size)])
-        route.pool.release()
-        if op == "read":
-            yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
-
     def _inode_write(self, t: int, client: str, stream: Stream) -> Event:
         """The inode (or a directory block) written to ``metadata_replicas`` NSDs of different failure groups."""
         ctx = self.ctx
@@ -171,7 +129,7 @@ class GpfsMetadataModel(MetadataModelBase):
             nsd = self.meta_nsds[(base + r * step) % n]
             slots = max(int(ctx.platform.raids[nsd].capacity // self.inode), 1)
             offset = stream.integer(slots) * self.inode
-            writes.append(ctx.env.process(self._nsd(t, client, nsd, "write", offset, self.inode, stream)))
+            writes.append(ctx.env.process(self.paths.request(t, client, nsd, "write", offset, self.inode, stream)))
         return writes[0] if len(writes) == 1 else join(ctx.env, writes)
 
     def _data_pieces(self, client: str, stream: Stream) -> list[tuple[str, float, float]]:
@@ -198,7 +156,7 @@ class GpfsMetadataModel(MetadataModelBase):
         return pieces
 
     def _write_behind(self, t: int, client: str, piece: tuple[str, float, float], stream: Stream) -> Generator:
-        yield from self._nsd(t, client, piece[0], "write", piece[1], piece[2], stream)
+        yield from self.paths.request(t, client, piece[0], "write", piece[1], piece[2], stream)
         self.slots[client].release()
 
     def _call(self, client: str, stream: Stream) -> Event:
@@ -262,7 +220,7 @@ class GpfsMetadataModel(MetadataModelBase):
                     yield env.timeout(self.read_bytes / self.memcpy)
                 else:
                     reads = [
-                        env.process(self._nsd(t, client, nsd, "read", offset, size, stream))
+                        env.process(self.paths.request(t, client, nsd, "read", offset, size, stream))
                         for nsd, offset, size in self._data_pieces(client, stream)
                     ]
                     yield reads[0] if len(reads) == 1 else join(env, reads)
