@@ -60,6 +60,15 @@ def test_peak_at() -> None:
     assert not evaluate(PeakAt(type="peak_at", op="w", threads=64, within_factor=1), {"w": HUMP}).passed
 
 
+def test_peak_at_on_a_flat_top_accepts_any_point_within_the_plateau_tolerance() -> None:
+    # LEVEL's maximum is 31 at 64 threads; 30.5 at 128 is 1.6% below it, 30.2 at 512 is 2.6% below.
+    assert evaluate(PeakAt(type="peak_at", op="w", threads=256), {"w": LEVEL}).passed  # via 128
+    assert not evaluate(PeakAt(type="peak_at", op="w", threads=256, plateau=0.0), {"w": LEVEL}).passed
+    assert not evaluate(PeakAt(type="peak_at", op="w", threads=512), {"w": LEVEL}).passed
+    outcome = evaluate(PeakAt(type="peak_at", op="w", threads=256), {"w": LEVEL})
+    assert "64, 128" in outcome.detail
+
+
 def test_falls_after() -> None:
     assert evaluate(FallsAfter(type="falls_after", op="w", threads=256), {"w": HUMP}).passed
     # Falling by less than min_drop is noise, not a fall.

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sim.benchmarks.driver import PointResult
-from sim.config.units import Dimension, format_quantity
+from sim.report.run import format_value
 from sim.validation.dataset import BenchmarkData, MissSpec, PublishedPoint, Shape
 from sim.validation.shapes import ShapeOutcome, evaluate
 
@@ -218,11 +218,11 @@ def score_benchmark(
         scored.known_miss = misses.get(scored.key)
         result.points.append(scored)
     values = {op: {p.threads: p.value for p in curve} for op, curve in curves.items()}
-    bandwidth = any(p.unit == "B/s" for p in points)
-    dimension = Dimension.BANDWIDTH if bandwidth else Dimension.IOPS
+    unit = "B/s" if any(p.unit == "B/s" for p in points) else "1/s"
+    benchmark = points[0].benchmark if points else ""
 
     def fmt(value: float) -> str:
-        return format_quantity(value, dimension)
+        return format_value(value, unit, benchmark)
 
     for shape in data.shapes:
         shape_score = ShapeScore(system, name, shape, evaluate(shape.check, values, fmt))
