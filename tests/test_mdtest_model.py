@@ -223,7 +223,11 @@ def test_whole_phase_uses_the_slowest_task() -> None:
     call = value("gpfs_node_meta_call_s")
     # The doubled node serves two tasks at its one-call-at-a-time ceiling: each task gets half.
     assert whole.value == pytest.approx(17 / (2 * call), rel=0.05)
-    assert steady.value == pytest.approx(16 / call, rel=0.03)  # the aggregate counts all 16 nodes busy
+    # The steady state's aggregate counts all 16 nodes busy; its last-task rule, made for alike
+    # tasks, sees the doubled node only as spread and so lands between the aggregate and mdtest.
+    assert steady.last_task_factor is not None
+    assert steady.value / steady.last_task_factor == pytest.approx(16 / call, rel=0.03)
+    assert whole.value < steady.value < 16 / call
 
 
 def _metadata_model(system_path: Path, workload: MdtestWorkload, op: str = "create"):  # noqa: ANN202

@@ -8,10 +8,13 @@ one request per thread until the 95% interval of the rate is within ``rel_precis
 What the benchmark reports in that steady state:
 * IOzone throughput mode, "Children see": the sum over threads of each thread's rate while all
   are running (stonewalled), i.e. the aggregate rate of the full-concurrency steady state.
-* IOR: aggregate bytes / (last close - first open). For terabytes, open and close are negligible
-  and the tasks of one shared file are statistically identical, so this is the aggregate rate too.
-* mdtest: the slowest task's rate x the tasks, i.e. the phase's items over its wall time; with
-  statistically identical tasks, the aggregate operation rate (see ``sim/fs/mdtest.py``).
+* IOR: aggregate bytes / (last close - first open). Open and close are negligible against
+  terabytes, but every task moves the same block, so the last task to finish sets the time: the
+  aggregate rate divided by ``1 + delta z_N`` (``sim/benchmarks/straggler.py``), ``delta`` the
+  spread of the tasks' completion times extrapolated from their spread in the window.
+* mdtest: the slowest task's rate x the tasks, i.e. the phase's items over its wall time: in
+  steady state the same last-task rule as IOR (see ``sim/fs/mdtest.py``); a phase small enough is
+  simulated whole and the rule is applied to the tasks' own times.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 
 import simpy
 
+from sim.benchmarks.straggler import last_task_factor
 from sim.config.system import BeeGFSSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload
 from sim.engine.meter import Meter
@@ -77,6 +81,7 @@ class PointResult:
     converged: bool = False
     bytes_moved: float = 0.0
     file_bytes: float | None = None  # mdtest: bytes written to each file (-w); None for data benchmarks
+    last_task_factor: float | None = None  # IOR and steady-state mdtest: reported / aggregate rate
 
     def to_json(self) -> dict[str, object]:
         """The point as it appears in the versioned result (SI units)."""
@@ -99,6 +104,8 @@ class PointResult:
         }
         if self.file_bytes is not None:
             out["file_bytes"] = self.file_bytes
+        if self.last_task_factor is not None:
+            out["last_task_factor"] = self.last_task_factor
         return out
 
 
@@ -244,6 +251,7 @@ def run_point(
     # A batch must span a "generation" of the requests in flight, or batches correlate.
     batch = max(precision.min_batch, threads, model.outstanding(), getattr(model, "batch_floor", 0))
     ops0 = platform.device_ops()
+    per_task0 = list(meter.per_thread)
     amounts: list[float] = []
     durations: list[float] = []
     estimate = batch_estimate([1.0], [1.0])
@@ -260,14 +268,23 @@ def run_point(
             break
     window = env.now - t0
     utilization, bottleneck = _utilization(platform, work0, visits0, window)
+    factor = None
+    if mdtest or workload.benchmark == "ior_seq_n1":
+        per_task = [after - before for after, before in zip(meter.per_thread, per_task0, strict=True)]
+        if isinstance(workload, MdtestWorkload):
+            work = float(workload.items_per_task(threads))
+        else:
+            work = workload.file_size_for(threads)  # bytes, as the meter counts them
+        factor = last_task_factor(per_task, window, work)
+    scale = factor if factor is not None else 1.0
     return PointResult(
         workload=workload.name,
         benchmark=workload.benchmark,
         op=op,
         threads=threads,
-        value=estimate.mean,
-        ci_low=estimate.low,
-        ci_high=estimate.high,
+        value=estimate.mean * scale,
+        ci_low=estimate.low * scale,
+        ci_high=estimate.high * scale,
         unit="op/s" if mdtest or ctx.random else "B/s",
         bottleneck=bottleneck,
         bottleneck_utilization=utilization.get(bottleneck, 0.0),
@@ -280,6 +297,7 @@ def run_point(
         converged=estimate.rel_half_width <= precision.rel_precision,
         bytes_moved=meter.amount - amount0,
         file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) and not op.startswith("dir_") else None,
+        last_task_factor=factor,
     )
 
 

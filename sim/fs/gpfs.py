@@ -43,9 +43,7 @@ class GpfsModel:
         self.block = fs.block_size
         self.nsds = ctx.system.storage_targets
         self.paths = NsdPaths(ctx)
-        self.node_slots = {
-            c: Pool(ctx.env, f"{c}.prefetch", int(value("gpfs_prefetch_threads"))) for c in ctx.system.clients
-        }
+        self.depth = self._stream_depths()
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.record = self.workload.record_size
         self.unit = min(self.record, self.block)
@@ -56,14 +54,28 @@ class GpfsModel:
             first if self.shared else ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)
         ]
 
+    def _stream_depths(self) -> list[int]:
+        """Block requests each buffered stream keeps in flight: its node's ``gpfs_prefetch_threads``
+        divided evenly over the node's streams (the first ones get the remainder), at least one."""
+        ctx = self.ctx
+        threads = int(value("gpfs_prefetch_threads"))
+        seen: dict[str, int] = {}
+        depths = []
+        for t in range(ctx.threads):
+            client = ctx.client_of(t)
+            k = ctx.threads_on(client)
+            index = seen.get(client, 0)
+            seen[client] = index + 1
+            depths.append(max(threads // k + (1 if index < threads % k else 0), 1))
+        return depths
+
     def outstanding(self) -> int:
         """Requests the threads keep in flight at most (sizes the measurement batches)."""
         if self.workload.direct_io:
             return self.ctx.threads * max(int(self.record // self.unit), 1)
         if self.ctx.op == "random_read":
             return self.ctx.threads
-        cap = int(value("gpfs_prefetch_threads"))
-        return sum(min(self.ctx.threads_on(c) * cap, cap) for c in self.ctx.system.clients)
+        return sum(self.depth)
 
     def prefill_caches(self) -> None:
         """Controller write caches start full of writes like this workload's (scattered: anywhere)."""
@@ -139,21 +151,11 @@ class GpfsModel:
                     yield from request(t, client, nsd, op, offset, size, stream)
                 ctx.meter.add(t, amount)
         else:
-            slots = self.node_slots[client]
-            inflight: deque[Event] = deque()
+            # The node's prefetch / write-behind threads split evenly over its streams.
+            inflight: deque[Event] = deque(next_request() for _ in range(self.depth[t]))
             while True:
-                while True:
-                    if slots.try_acquire():
-                        inflight.append(next_request())
-                    elif not inflight:
-                        wait = slots.acquire()
-                        if wait is not None:
-                            yield wait
-                        inflight.append(next_request())
-                    else:
-                        break
                 yield inflight.popleft()
-                slots.release()
+                inflight.append(next_request())
                 ctx.meter.add(t, amount)
 
 

@@ -1,0 +1,90 @@
+"""The last-task rule of IOR and mdtest (sim/benchmarks/straggler.py): by hand, against a Monte
+Carlo of the benchmark's own arithmetic, as properties, and as the driver applies it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.benchmarks.driver import run_point
+from sim.benchmarks.straggler import completion_spread, expected_max_normal, last_task_factor
+from sim.benchmarks.workloads import find_workload
+from sim.config.workload import StripeOverride
+from sim.topology.build import load_system
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize(("n", "exact"), [(1, 0.0), (2, 0.5642), (10, 1.5388), (100, 2.5076), (1000, 3.2414)])
+def test_expected_maximum_of_normals(n: int, exact: float) -> None:
+    # Exact values: the expected largest of n standard normal draws (order-statistics tables).
+    assert expected_max_normal(n) == pytest.approx(exact, abs=0.03)
+
+
+def test_completion_spread_by_hand() -> None:
+    # Two tasks moved 9 and 11 units in 1 s: mean 10, sd sqrt(2). Each must move 100 units, which
+    # takes 10 s, so the window's spread shrinks by sqrt(1 / 10).
+    delta = completion_spread([9.0, 11.0], 1.0, 100.0)
+    assert delta == pytest.approx(math.sqrt(2) / 10 * math.sqrt(0.1))
+    z2 = expected_max_normal(2)
+    assert last_task_factor([9.0, 11.0], 1.0, 100.0) == pytest.approx(1 / (1 + delta * z2))
+
+
+def test_no_spread_means_no_loss() -> None:
+    assert last_task_factor([5.0] * 64, 2.0, 1e6) == 1.0
+    assert last_task_factor([7.0], 2.0, 1e6) == 1.0  # one task is its own last task
+    assert last_task_factor([0.0, 0.0], 2.0, 1e6) == 1.0  # nothing measured: no claim
+
+
+def test_matches_the_benchmark_arithmetic_on_independent_tasks() -> None:
+    """N tasks whose operations take independent exponential times (mean 1 s) must each do W of
+    them; the benchmark's rate is N W / (the last task's time). The rule, fed only the tasks'
+    counts in a short window, predicts that rate over the aggregate rate (N / s)."""
+    rng = np.random.default_rng(11)
+    tasks, work, window = 64, 400, 20.0
+    # Counts in a window of a Poisson process (exponential times): Poisson(window).
+    counts = rng.poisson(window, size=tasks).astype(float)
+    predicted = last_task_factor(list(counts), window, float(work))
+    # The benchmark itself, many times: each task's time for W operations is Gamma(W, 1).
+    last = rng.gamma(work, 1.0, size=(2000, tasks)).max(axis=1)
+    measured = float(np.mean(tasks * work / last)) / tasks
+    assert predicted == pytest.approx(measured, rel=0.02)
+    assert predicted < 0.95  # the effect is not negligible here: about 11%
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(min_value=0.0, max_value=1e6), min_size=1, max_size=300),
+    st.floats(min_value=1e-3, max_value=100.0),
+    st.floats(min_value=1.0, max_value=1e12),
+)
+def test_factor_is_a_fraction(amounts: list[float], window: float, work: float) -> None:
+    factor = last_task_factor(amounts, window, work)
+    assert 0.0 < factor <= 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(min_value=0.01, max_value=0.5), st.integers(min_value=2, max_value=500))
+def test_more_spread_never_helps(spread: float, tasks: int) -> None:
+    # Amounts alternating around 100 with a given relative spread; doubling it lowers the factor.
+    def amounts(s: float) -> list[float]:
+        return [100.0 * (1 + s * (1 if i % 2 else -1)) for i in range(tasks)]
+
+    assert last_task_factor(amounts(2 * spread), 1.0, 1e4) <= last_task_factor(amounts(spread), 1.0, 1e4)
+
+
+def test_the_driver_applies_it_to_ior_and_not_to_iozone() -> None:
+    system = load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml")
+    iozone = find_workload("beegfs-hp-iozone-seq")
+    # The same transfers as IOR N-1 on one file striped over every target.
+    ior = iozone.model_copy(update={"name": "n1", "benchmark": "ior_seq_n1", "stripe": StripeOverride(num_targets=33)})
+    seq = run_point(system, iozone, "write", 512, seed=3)
+    shared = run_point(system, ior, "write", 512, seed=3)
+    assert seq.last_task_factor is None and "last_task_factor" not in seq.to_json()
+    # 512 tasks of 15.6 GB each: the spread of their finishing times costs a little under 1%.
+    assert shared.last_task_factor is not None and 0.98 < shared.last_task_factor < 1.0
+    assert shared.to_json()["last_task_factor"] == shared.last_task_factor
+    assert shared.ci_low <= shared.value <= shared.ci_high
