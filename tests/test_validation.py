@@ -34,6 +34,7 @@ from sim.validation.score import ErrorSummary, Reproduction, UnscoredRun, compar
 from sim.validation.shapes import (
     Below,
     Close,
+    Dip,
     FallsAfter,
     Flat,
     PeakAt,
@@ -113,6 +114,18 @@ def test_peak_fraction() -> None:
     check = PeakFraction(type="peak_fraction", op="w", ceiling="136.4 GB/s", fraction=0.89, rel=0.02)
     assert evaluate(check, curve).passed
     assert not evaluate(check.model_copy(update={"fraction": 0.97}), curve).passed
+
+
+def test_dip() -> None:
+    curve = {16: 24.0, 32: 22.0, 64: 19.0, 128: 20.5, 256: 21.0, 512: 21.2}
+    check = Dip(type="dip", op="r", threads=[64, 128], reference=[256, 512])
+    assert evaluate(check, {"r": curve}).passed  # 64: -9.9%, 128: -2.8% under 21.1
+    assert not evaluate(check.model_copy(update={"min_drop": 0.05}), {"r": curve}).passed
+    assert not evaluate(Dip(type="dip", op="r", threads=[32], reference=[256, 512]), {"r": curve}).passed
+    assert (
+        "no predicted point at 1024"
+        in evaluate(Dip(type="dip", op="r", threads=[64], reference=[1024]), {"r": curve}).detail
+    )
 
 
 def test_missing_curve_fails_instead_of_crashing() -> None:

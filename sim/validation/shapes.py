@@ -19,6 +19,8 @@ numbers. The kinds:
   ``threads_range``.
 * ``peak_fraction`` - the curve's peak is ``fraction`` of ``ceiling`` (a printed value such as
   ``136.4 GB/s``) within ``rel`` of ``fraction``.
+* ``dip`` - every point at ``threads`` is below the mean of the points at ``reference`` by more
+  than ``min_drop`` (relative): a momentary decrease under a plateau.
 """
 
 from __future__ import annotations
@@ -303,8 +305,32 @@ class PeakFraction(_Check):
         )
 
 
+class Dip(_Check):
+    """A momentary decrease: some thread counts fall below the level of others."""
+
+    type: Literal["dip"]
+    threads: list[Count] = Field(min_length=1)
+    reference: list[Count] = Field(min_length=1)
+    min_drop: float = Field(0.02, ge=0.0, lt=1.0)
+
+    def thread_counts(self) -> list[int]:
+        """The dip's thread counts and the reference ones."""
+        return [*self.threads, *self.reference]
+
+    def evaluate(self, curves: Curves, fmt: Formatter = plain) -> ShapeOutcome:
+        """Every value at ``threads`` under mean(reference) x (1 - min_drop)."""
+        curve = curves[self.op]
+        level = sum(curve[t] for t in self.reference) / len(self.reference)
+        changes = ", ".join(f"{t}: {curve[t] / level - 1:+.1%}" for t in self.threads)
+        passed = all(curve[t] < level * (1 - self.min_drop) for t in self.threads)
+        where = ", ".join(str(t) for t in self.reference)
+        return ShapeOutcome(
+            passed, f"against {fmt(level)} (mean at {where} threads): {changes}; wanted below {-self.min_drop:+.1%}"
+        )
+
+
 CheckSpec = Annotated[
-    PeakAt | FallsAfter | Rising | Flat | Close | Below | Same | PeakFraction,
+    PeakAt | FallsAfter | Rising | Flat | Close | Below | Same | PeakFraction | Dip,
     Field(discriminator="type"),
 ]
 
