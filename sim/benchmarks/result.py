@@ -1,7 +1,9 @@
 """The versioned result of ``pfssim run``: inputs, seed, version, parameters and every point.
 
 ``schema_version`` history: 1 - first release (points with value, interval, bottleneck and the
-utilisation of every part; inputs embedded with their SHA-256).
+utilisation of every part; inputs embedded with their SHA-256). 2 - mdtest points (benchmark
+``mdtest``, ``file_bytes``, values in op/s); IOR and steady-state mdtest values are what the
+benchmark reports, set by its last task, with ``last_task_factor`` (reported / aggregate rate).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from sim.config.workload import AnyWorkload
 from sim.params import PARAMETERS
 from sim.topology.model import System
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _sha256(path: str | Path) -> str | None:
