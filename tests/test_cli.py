@@ -117,3 +117,12 @@ def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:
     assert result.code == 2 and "beegfs-hp-iozone-sequential" in result.stdout
     line = topology.read_text()[: topology.read_text().index("benchmarks:")].count("\n") + 1
     assert f"{topology}:{line} benchmarks[0]:" in result.stdout
+
+
+def test_run_table_shows_the_last_task_cost_for_ior_only() -> None:
+    edr = str(ROOT / "topologies" / "beegfs-edr-2019.yaml")
+    ior = run_cli("run", edr, "--cmd", "mpirun -np 8 ior -a POSIX -w -e -s 1 -t 1m -b 1g -o /mnt/f", "--threads", "8")
+    assert ior.code == 0, ior.stderr
+    assert "last task" in ior.stdout and "%" in ior.stdout.split("last task")[1]
+    iozone = run_cli("run", edr, "--workload", "beegfs-hp-iozone-seq", "--threads", "2")
+    assert iozone.code == 0 and "last task" not in iozone.stdout

@@ -27,21 +27,33 @@ def render_run(result: RunResult, console: Console) -> None:
         table.add_column("95% CI", justify="right")
         table.add_column("bottleneck", overflow="fold")
         table.add_column("util.", justify="right")
-        for op in workload.point_ops:
-            for point in result.curve(workload.name, op):
-                half = (point.ci_high - point.ci_low) / 2 / point.value if point.value else float("inf")
-                interval = f"± {half:.1%}"
-                if not point.converged:
-                    interval += " *"
-                table.add_row(
-                    op,
-                    str(point.threads),
-                    format_value(point.value, point.unit, point.benchmark),
-                    interval,
-                    point.bottleneck,
-                    f"{point.bottleneck_utilization:.0%}",
-                )
+        points = [p for op in workload.point_ops for p in result.curve(workload.name, op)]
+        last_task = any(p.last_task_factor is not None for p in points)
+        if last_task:
+            table.add_column("last task", justify="right")
+        for point in points:
+            half = (point.ci_high - point.ci_low) / 2 / point.value if point.value else float("inf")
+            interval = f"± {half:.1%}"
+            if not point.converged:
+                interval += " *"
+            row = [
+                point.op,
+                str(point.threads),
+                format_value(point.value, point.unit, point.benchmark),
+                interval,
+                point.bottleneck,
+                f"{point.bottleneck_utilization:.0%}",
+            ]
+            if last_task:
+                factor = point.last_task_factor
+                row.append("" if factor is None else f"{factor - 1:+.1%}")
+            table.add_row(*row)
         console.print(table)
+        if last_task:
+            console.print(
+                "last task: what the benchmark's own arithmetic costs against the aggregate rate "
+                "(every task moves the same amount; the last to finish sets the figure)"
+            )
     if any(not p.converged for p in result.points):
         console.print("* interval wider than the requested precision (request budget reached)")
     console.print(f"seed {result.seed}; {len(result.points)} points in {result.wall_s:.1f} s")
