@@ -139,23 +139,33 @@ class FallsAfter(_Check):
         )
 
 
-class Rising(_Check):
-    """The curve climbs over a range."""
-
-    type: Literal["rising"]
+class _RangeCheck(_Check):
     threads_range: tuple[Count, Count]
-    slack: float = Field(0.02, ge=0.0, lt=1.0)
-    min_rise: float = Field(0.05, ge=0.0)
 
     def ranges(self) -> list[tuple[int, int]]:
-        """The range the curve must climb over."""
+        """The range the check reads."""
         return [self.threads_range]
 
     def evaluate(self, curves: Curves, fmt: Formatter = plain) -> ShapeOutcome:
-        """No step down beyond slack; last >= first x (1 + min_rise)."""
+        """The check over the curve's points in the range (at least two of them)."""
         points = _in_range(curves[self.op], *self.threads_range)
         if len(points) < 2:
             return ShapeOutcome(False, "fewer than two predicted points in the range")
+        return self._over(points, fmt)
+
+    def _over(self, points: list[tuple[int, float]], fmt: Formatter) -> ShapeOutcome:  # pragma: no cover
+        raise NotImplementedError
+
+
+class Rising(_RangeCheck):
+    """The curve climbs over a range."""
+
+    type: Literal["rising"]
+    slack: float = Field(0.02, ge=0.0, lt=1.0)
+    min_rise: float = Field(0.05, ge=0.0)
+
+    def _over(self, points: list[tuple[int, float]], fmt: Formatter) -> ShapeOutcome:
+        """No step down beyond slack; last >= first x (1 + min_rise)."""
         steps = [(b[0], b[1] / a[1] - 1) for a, b in zip(points, points[1:], strict=False)]
         worst_t, worst = min(steps, key=lambda s: s[1])
         rise = points[-1][1] / points[0][1] - 1
@@ -168,22 +178,14 @@ class Rising(_Check):
         )
 
 
-class Flat(_Check):
+class Flat(_RangeCheck):
     """The curve stays level over a range."""
 
     type: Literal["flat"]
-    threads_range: tuple[Count, Count]
     rel_spread: float = Field(0.10, gt=0.0)
 
-    def ranges(self) -> list[tuple[int, int]]:
-        """The range the curve must be level over."""
-        return [self.threads_range]
-
-    def evaluate(self, curves: Curves, fmt: Formatter = plain) -> ShapeOutcome:
+    def _over(self, points: list[tuple[int, float]], fmt: Formatter) -> ShapeOutcome:
         """(max - min) / mean over the range."""
-        points = _in_range(curves[self.op], *self.threads_range)
-        if len(points) < 2:
-            return ShapeOutcome(False, "fewer than two predicted points in the range")
         values = [v for _, v in points]
         spread = (max(values) - min(values)) / (sum(values) / len(values))
         return ShapeOutcome(
