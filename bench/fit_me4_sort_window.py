@@ -6,7 +6,7 @@ For each candidate window it simulates the random 4 KiB writes the parameter was
 predictions with their errors. The frozen value is in ``sim/params.py``; this script does not
 change it.
 
-Run: ``python bench/fit_me4_sort_window.py [WINDOW...]`` (default 512 1024 2048 4096; a few
+Run: ``python bench/fit_me4_sort_window.py [WINDOW...]`` (default 512 768 1024 2048; a few
 minutes on two cores).
 """
 
@@ -29,7 +29,7 @@ CASES = [
 
 
 def main() -> None:
-    windows = [int(x) for x in sys.argv[1:]] or [512, 1024, 2048, 4096]
+    windows = [int(x) for x in sys.argv[1:]] or [512, 768, 1024, 2048]
     frozen = params.PARAMETERS["me4_cache_entries_per_vdisk"]
     print(f"frozen value: {frozen.value:g} (sim/params.py)")
     print(f"{'window':>7s}  {'system':22s} {'threads':>7s} {'IOPS':>9s} {'published':>9s} {'error':>7s}  role")

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 import simpy
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream, Streams
-from sim.engine.stats import batch_estimate, t95
+from sim.engine.stats import batch_estimate, mser_cut, t95
 
 
 def _poisson_responses(servers: int, arrival_rate: float, service_mean: float, jobs: int, seed: int) -> float:
@@ -119,3 +122,45 @@ def test_batch_estimate_interval() -> None:
     assert est.mean == 10.5
     sd = math.sqrt(sum((x - 10.5) ** 2 for x in (10, 12, 11, 9)) / 3)
     assert est.high - est.mean == pytest.approx(t95(3) * sd / 2)
+
+
+def test_mser_keeps_a_stationary_series_whole() -> None:
+    rng = random.Random(3)
+    rates = [100.0 + rng.gauss(0.0, 2.0) for _ in range(20)]
+    cut, settled = mser_cut(rates)
+    assert settled
+    assert cut <= 3
+
+
+def test_mser_drops_an_initial_transient() -> None:
+    rng = random.Random(4)
+    # Five slow batches (a cache filling), then a steady state around 200.
+    rates = [50.0, 80.0, 120.0, 150.0, 180.0] + [200.0 + rng.gauss(0.0, 3.0) for _ in range(15)]
+    cut, settled = mser_cut(rates)
+    assert settled
+    assert cut == 5
+
+
+def test_mser_says_when_the_transient_has_not_ended() -> None:
+    # Still drifting down at the end of the series: no cut in its first half can be trusted.
+    rates = [30.0 - i for i in range(12)]
+    cut, settled = mser_cut(rates)
+    assert not settled
+    assert cut == 6
+
+
+def test_mser_needs_a_few_batches() -> None:
+    assert mser_cut([1.0, 2.0, 3.0]) == (0, False)
+
+
+@given(
+    st.lists(st.floats(-1.0, 1.0), min_size=10, max_size=40),
+    st.integers(1, 4),
+    st.floats(50.0, 1000.0),
+)
+def test_mser_cuts_at_least_a_large_step(noise: list[float], step: int, offset: float) -> None:
+    # A start far below a steady state whose noise is tiny against the step is always cut.
+    rates = [100.0 - offset] * step + [100.0 + x for x in noise]
+    cut, settled = mser_cut(rates)
+    assert cut >= step
+    assert cut <= len(rates) // 2

@@ -2,8 +2,11 @@
 
 A point simulates the benchmark's steady state, not its terabytes: threads start staggered, the
 first ``warmup`` completions are discarded, then completions are counted in batches of at least
-one request per thread until the 95% interval of the rate is within ``rel_precision`` (or
-``max_batches`` is reached; the interval says how tight it got).
+one request per thread. Batches of a longer initial transient (a cache filling, streams drifting
+into their long-run pattern) are found and dropped by MSER (``sim/engine/stats.py``); the point
+stops when the series has settled and the 95% interval of the kept batches is within
+``rel_precision``, or when its budget of drive commands (four budgets while still in the
+transient) or ``max_batches`` is spent; the interval says how tight it got.
 
 What the benchmark reports in that steady state:
 * IOzone throughput mode, "Children see": the sum over threads of each thread's rate while all
@@ -31,7 +34,7 @@ from sim.config.system import BeeGFSSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
-from sim.engine.stats import batch_estimate
+from sim.engine.stats import batch_estimate, mser_cut
 from sim.errors import PfssimError
 from sim.fs.common import RunContext
 from sim.fs.platform import Platform
@@ -44,11 +47,12 @@ class Precision:
 
     rel_precision: float = 0.02
     min_batches: int = 10
-    max_batches: int = 40
+    max_batches: int = 60
     warmup_per_thread: int = 2
     min_warmup: int = 200
     min_batch: int = 100
     max_device_ops: int = 80_000  # a budget per point in drive commands; the interval says what it bought
+    transient_budget_factor: int = 4  # a series still in its initial transient may spend this many budgets
 
 
 DEFAULT_PRECISION = Precision()
@@ -77,7 +81,8 @@ class PointResult:
     requests_total: int = 0  # warm-up included: what the engine simulated
     simulated_s: float = 0.0
     wall_s: float = 0.0
-    batches: int = 0
+    batches: int = 0  # batches kept for the estimate
+    transient_batches: int = 0  # leading batches dropped as initial transient (MSER)
     converged: bool = False
     bytes_moved: float = 0.0
     file_bytes: float | None = None  # mdtest: bytes written to each file (-w); None for data benchmarks
@@ -98,6 +103,7 @@ class PointResult:
             "bottleneck_utilization": self.bottleneck_utilization,
             "converged": self.converged,
             "batches": self.batches,
+            "transient_batches": self.transient_batches,
             "simulated_requests": self.requests,
             "simulated_seconds": self.simulated_s,
             "utilization": self.utilization,
@@ -187,6 +193,30 @@ def _whole_phase(
     )
 
 
+@dataclass(frozen=True)
+class _Mark:
+    """The counters of a running point at one batch boundary."""
+
+    time: float
+    amount: float
+    count: int
+    per_task: tuple[float, ...]
+    work: dict[str, float]
+    visits: dict[str, int]
+
+    @classmethod
+    def take(cls, env: simpy.Environment, meter: Meter, platform: Platform) -> _Mark:
+        stations = platform.all_stations()
+        return cls(
+            env.now,
+            meter.amount,
+            meter.count,
+            tuple(meter.per_thread),
+            {name: station.done_work() for name, station in stations.items()},
+            {name: station.visits for name, station in stations.items()},
+        )
+
+
 def _utilization(
     platform: Platform, work0: dict[str, float], visits0: dict[str, int], window: float
 ) -> tuple[dict[str, float], str]:
@@ -245,32 +275,36 @@ def run_point(
             raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
 
     advance(max(precision.min_warmup, precision.warmup_per_thread * threads, 2 * model.outstanding()))
-    t0, amount0, count0 = env.now, meter.amount, meter.count
-    work0 = {name: station.done_work() for name, station in platform.all_stations().items()}
-    visits0 = {name: station.visits for name, station in platform.all_stations().items()}
     # A batch must span a "generation" of the requests in flight, or batches correlate.
     batch = max(precision.min_batch, threads, model.outstanding(), getattr(model, "batch_floor", 0))
     ops0 = platform.device_ops()
-    per_task0 = list(meter.per_thread)
+    marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
     amounts: list[float] = []
     durations: list[float] = []
+    cut, settled = 0, False
     estimate = batch_estimate([1.0], [1.0])
     while len(amounts) < precision.max_batches:
-        before_t, before_a = env.now, meter.amount
         advance(batch)
-        amounts.append(meter.amount - before_a)
-        durations.append(env.now - before_t)
-        estimate = batch_estimate(amounts, durations)
-        if len(amounts) >= precision.min_batches and (
-            estimate.rel_half_width <= precision.rel_precision
-            or platform.device_ops() - ops0 >= precision.max_device_ops
-        ):
+        marks.append(_Mark.take(env, meter, platform))
+        amounts.append(marks[-1].amount - marks[-2].amount)
+        durations.append(marks[-1].time - marks[-2].time)
+        if len(amounts) < precision.min_batches:
+            continue
+        # Drop the batches of the initial transient (MSER); a series still in it runs on.
+        cut, settled = mser_cut([a / d for a, d in zip(amounts, durations, strict=True)])
+        estimate = batch_estimate(amounts[cut:], durations[cut:])
+        kept = len(amounts) - cut
+        spent = platform.device_ops() - ops0
+        if settled and kept >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
             break
-    window = env.now - t0
-    utilization, bottleneck = _utilization(platform, work0, visits0, window)
+        if spent >= precision.max_device_ops * (1 if settled else precision.transient_budget_factor):
+            break
+    first, last = marks[cut], marks[-1]
+    window = last.time - first.time
+    utilization, bottleneck = _utilization(platform, first.work, first.visits, window)
     factor = None
     if mdtest or workload.benchmark == "ior_seq_n1":
-        per_task = [after - before for after, before in zip(meter.per_thread, per_task0, strict=True)]
+        per_task = [after - before for after, before in zip(last.per_task, first.per_task, strict=True)]
         if isinstance(workload, MdtestWorkload):
             work = float(workload.items_per_task(threads))
         else:
@@ -289,13 +323,14 @@ def run_point(
         bottleneck=bottleneck,
         bottleneck_utilization=utilization.get(bottleneck, 0.0),
         utilization=dict(sorted(utilization.items())),
-        requests=meter.count - count0,
+        requests=last.count - first.count,
         requests_total=meter.count,
         simulated_s=window,
         wall_s=time.perf_counter() - started,
-        batches=len(amounts),
-        converged=estimate.rel_half_width <= precision.rel_precision,
-        bytes_moved=meter.amount - amount0,
+        batches=len(amounts) - cut,
+        transient_batches=cut,
+        converged=settled and estimate.rel_half_width <= precision.rel_precision,
+        bytes_moved=last.amount - first.amount,
         file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) and not op.startswith("dir_") else None,
         last_task_factor=factor,
     )

@@ -8,23 +8,27 @@
   ``gpfs_nsd_block_cpu_s`` of CPU on the receiving zone, then the server's HBA/SAS path and the
   ME4 controller.
 * Buffered I/O goes through the client's pagepool: sequential reads are prefetched and writes
-  (sequential or random) written behind, several block requests in flight per stream, at most
-  ``gpfs_prefetch_threads`` per client node. Random reads are synchronous; a read hits the
-  pagepool with probability (the node's pagepool share of this stream) / (file size), and a hit
-  costs a memory copy. O_DIRECT bypasses the pagepool: one record at a time, its blocks in
-  parallel.
+  (sequential or random) written behind. The node's ``gpfs_prefetch_threads`` do the block I/Os,
+  handed out first come, first served to its streams; a thread is free again as soon as its I/O
+  completes (the block then waits in the pagepool, not in a thread). How far a stream runs ahead
+  of its application (prefetched blocks not yet read, or written blocks not yet flushed) is
+  bounded by its share of the node's pagepool. The application reads blocks in file order, so a
+  late block holds it up; it writes into the pagepool and waits only when its share is full of
+  dirty blocks. Random reads are synchronous; a read hits the pagepool with probability (the
+  node's pagepool share of this stream) / (file size), and a hit costs a memory copy. O_DIRECT
+  bypasses the pagepool: one record at a time, its blocks in parallel.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 
 from simpy.events import Event
 
 from sim.config.system import GpfsSpec
 from sim.config.workload import Workload
-from sim.engine.core import Pool, join
+from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
 from sim.params import value
@@ -43,10 +47,13 @@ class GpfsModel:
         self.block = fs.block_size
         self.nsds = ctx.system.storage_targets
         self.paths = NsdPaths(ctx)
-        self.depth = self._stream_depths()
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.record = self.workload.record_size
         self.unit = min(self.record, self.block)
+        self.window = self._stream_windows()
+        self.io_threads = {
+            c: Pool(ctx.env, f"{c}.prefetch-threads", int(value("gpfs_prefetch_threads"))) for c in ctx.system.clients
+        }
         # IOR N-1: one file (one start NSD); task t's block starts at t x block size in it.
         self.shared = self.workload.benchmark == "ior_seq_n1"
         first = ctx.streams("gpfs.file0").integer(len(self.nsds))
@@ -54,20 +61,28 @@ class GpfsModel:
             first if self.shared else ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)
         ]
 
-    def _stream_depths(self) -> list[int]:
-        """Block requests each buffered stream keeps in flight: its node's ``gpfs_prefetch_threads``
-        divided evenly over the node's streams (the first ones get the remainder), at least one."""
+    def _stream_windows(self) -> list[int]:
+        """Blocks each buffered stream may run ahead of its application.
+
+        A reader's read-ahead is bounded by its share of the node's pagepool (split evenly over the
+        node's streams). A writer's dirty blocks are bounded by the same share in GPFS, but its
+        long-run rate does not depend on that bound once the bound covers the stream's share of
+        the node's write-behind threads: then either the application is slower than the flushes
+        (few blocks dirty) or the flushes are (the bound full, each flush admitting one write). A
+        bound of twice that thread share gives the same steady state without simulating the
+        seconds a benchmark spends filling gigabytes of pagepool.
+        """
         ctx = self.ctx
-        threads = int(value("gpfs_prefetch_threads"))
-        seen: dict[str, int] = {}
-        depths = []
+        pagepool = self.workload.gpfs_pagepool_client or self.fs.pagepool.client
+        slots = int(value("gpfs_prefetch_threads"))
+        windows = []
         for t in range(ctx.threads):
-            client = ctx.client_of(t)
-            k = ctx.threads_on(client)
-            index = seen.get(client, 0)
-            seen[client] = index + 1
-            depths.append(max(threads // k + (1 if index < threads % k else 0), 1))
-        return depths
+            streams = ctx.threads_on(ctx.client_of(t))
+            window = max(int(pagepool / streams // self.unit), 1)
+            if ctx.io_op == "write":
+                window = min(window, 2 * -(-slots // streams))
+            windows.append(window)
+        return windows
 
     def outstanding(self) -> int:
         """Requests the threads keep in flight at most (sizes the measurement batches)."""
@@ -75,7 +90,13 @@ class GpfsModel:
             return self.ctx.threads * max(int(self.record // self.unit), 1)
         if self.ctx.op == "random_read":
             return self.ctx.threads
-        return sum(self.depth)
+        # In flight at the devices: the node's I/O threads, or the streams' windows if smaller.
+        per_node: dict[str, int] = {}
+        for t, window in enumerate(self.window):
+            client = self.ctx.client_of(t)
+            per_node[client] = per_node.get(client, 0) + window
+        slots = int(value("gpfs_prefetch_threads"))
+        return sum(min(n, slots) for n in per_node.values())
 
     def prefill_caches(self) -> None:
         """Controller write caches start full of writes like this workload's (scattered: anywhere)."""
@@ -150,13 +171,102 @@ class GpfsModel:
                 else:
                     yield from request(t, client, nsd, op, offset, size, stream)
                 ctx.meter.add(t, amount)
+        elif op == "read":
+            yield from self._prefetched_reads(t, client, next_request)
         else:
-            # The node's prefetch / write-behind threads split evenly over its streams.
-            inflight: deque[Event] = deque(next_request() for _ in range(self.depth[t]))
+            yield from self._written_behind(t, client, next_request)
+
+    def _copier(self, t: int, client: str) -> Station:
+        """The benchmark thread itself, as a station: its copies between its buffer and the pagepool
+        (so a point limited by one thread's memcpy names that thread as its bottleneck)."""
+        station = Station(self.ctx.env, f"{client}.thread{t}", 1)
+        self.ctx.platform.stations[station.name] = station
+        return station
+
+    def _prefetched_reads(self, t: int, client: str, issue: Callable[[], Event]) -> Generator[Event, object, None]:
+        """A sequential reader: a prefetcher keeps up to ``window`` blocks ahead, each I/O on one of
+        the node's prefetch threads; the application consumes the blocks in file order."""
+        env = self.ctx.env
+        meter = self.ctx.meter
+        pool = self.io_threads[client]
+        window = self.window[t]
+        ready: deque[Event] = deque()  # issued blocks not yet consumed, in file order
+        wake: list[Event | None] = [None, None]  # [prefetcher waits for room, reader waits for an issue]
+
+        def prefetcher() -> Generator[Event, object, None]:
             while True:
-                yield inflight.popleft()
-                inflight.append(next_request())
-                ctx.meter.add(t, amount)
+                if len(ready) >= window:
+                    event = wake[0] = Event(env)
+                    yield event
+                wait = pool.acquire()
+                if wait is not None:
+                    yield wait
+                block = issue()
+                block.callbacks.append(lambda _event: pool.release())
+                ready.append(block)
+                if wake[1] is not None:
+                    wake[1].succeed()
+                    wake[1] = None
+
+        env.process(prefetcher())
+        copier = self._copier(t, client)
+        copy = self.unit / value("client_memcpy_Bps")
+        while True:
+            if not ready:
+                event = wake[1] = Event(env)
+                yield event
+            yield ready[0]
+            ready.popleft()
+            if wake[0] is not None:
+                wake[0].succeed()
+                wake[0] = None
+            yield copier.serve(copy)  # out of the pagepool into the application's buffer
+            meter.add(t, self.unit)
+
+    def _written_behind(self, t: int, client: str, issue: Callable[[], Event]) -> Generator[Event, object, None]:
+        """A writer: each block is copied into the pagepool and flushed behind, one block at a time
+        per stream on one of the node's write-behind threads; the application waits only when
+        ``window`` blocks are dirty."""
+        env = self.ctx.env
+        meter = self.ctx.meter
+        pool = self.io_threads[client]
+        window = self.window[t]
+        amount = 1.0 if self.ctx.random else self.unit
+        copy = self.unit / value("client_memcpy_Bps")
+        state = {"dirty": 0, "queued": 0}  # dirty blocks, and those of them not yet being flushed
+        wake: list[Event | None] = [None, None]  # [writer waits for room, flusher waits for a block]
+
+        def flushed(_event: Event) -> None:
+            pool.release()
+            state["dirty"] -= 1
+            if wake[0] is not None:
+                wake[0].succeed()
+                wake[0] = None
+
+        def flusher() -> Generator[Event, object, None]:
+            while True:
+                if not state["queued"]:
+                    event = wake[1] = Event(env)
+                    yield event
+                wait = pool.acquire()
+                if wait is not None:
+                    yield wait
+                state["queued"] -= 1
+                issue().callbacks.append(flushed)
+
+        env.process(flusher())
+        copier = self._copier(t, client)
+        while True:
+            if state["dirty"] >= window:
+                event = wake[0] = Event(env)
+                yield event
+            yield copier.serve(copy)  # from the application's buffer into the pagepool
+            state["dirty"] += 1
+            state["queued"] += 1
+            if wake[1] is not None:
+                wake[1].succeed()
+                wake[1] = None
+            meter.add(t, amount)
 
 
 class NsdPaths:
