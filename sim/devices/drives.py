@@ -13,12 +13,17 @@ drive picks the one with the shortest access time (seek by distance, then rotati
 sector's angle). Seek time is t0 + b sqrt(d) over the stroke fraction d, with b chosen so that the
 mean over random distances is the datasheet average seek. Transfer rate falls linearly from the
 outer-zone rate (address 0) to the inner-zone rate. A command that starts where the previous one
-ended pays no positioning.
+ended pays no positioning. The drive sees the oldest ``hdd_ncq_depth`` commands (the rest wait in
+arrival order); they are kept sorted by stroke position so that the search can start at the head
+and stop as soon as the seek alone to the next nearest command exceeds the best access time found
+(a 32-deep scan usually looks at a handful).
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
+from collections import deque
 from functools import partial
 
 import simpy
@@ -89,7 +94,9 @@ class HddDrive:
         self.outer = min(part.seq_read, part.seq_write)
         self.inner = part.inner_seq_rate
         self.depth = int(value("hdd_ncq_depth"))
-        self.queue: list[tuple[Event, float, float, float, float]] = []  # done, offset, position, angle, size
+        # Commands the drive sees, sorted by stroke position: (position, arrival, done, offset, angle, size).
+        self.visible: list[tuple[float, int, Event, float, float, float]] = []
+        self.waiting: deque[tuple[float, int, Event, float, float, float]] = deque()  # beyond the NCQ depth
         self.ops = 0
         self.busy = False
         self.head = 0.0  # stroke position 0 (outer) .. 1 (inner)
@@ -101,7 +108,7 @@ class HddDrive:
     @property
     def pending(self) -> float:
         """Commands outstanding (to pick the less loaded mirror)."""
-        return len(self.queue) + int(self.busy)
+        return len(self.visible) + len(self.waiting) + int(self.busy)
 
     def seek(self, distance: float) -> float:
         """Seek time over a fraction of the stroke."""
@@ -119,14 +126,18 @@ class HddDrive:
         position = min(max(offset / self.capacity, 0.0), 1.0)
         # A sector's angle is a fixed pseudo-random function of its address.
         angle = (offset * 0.6180339887498949 / 4096.0) % 1.0
-        self.queue.append((done, offset, position, angle, size))
+        entry = (position, self.ops, done, offset, angle, size)
+        if len(self.visible) < self.depth:
+            insort(self.visible, entry)
+        else:
+            self.waiting.append(entry)
         if not self.busy:
             self._start_next()
         return done
 
     def _start_next(self) -> None:
-        queue = self.queue
-        if not queue:
+        visible = self.visible
+        if not visible:
             self.busy = False
             return
         self.busy = True
@@ -135,22 +146,38 @@ class HddDrive:
         revolution = self.revolution
         t0, b = self.t0, self.seek_b
         sqrt = math.sqrt
-        best_index, best_time = 0, math.inf
-        for i in range(min(len(queue), self.depth)):
-            entry = queue[i]
-            if entry[1] == self.next_offset:  # continues where the head is: no positioning
-                best_index, best_time = i, 0.0
+        next_offset = self.next_offset
+        n = len(visible)
+        best_index, best_time = -1, math.inf
+        # A command that continues where the head is needs no positioning and always wins; it sits
+        # at the head's position (to rounding).
+        j = bisect_left(visible, (head - 1e-12,))
+        while j < n and visible[j][0] <= head + 1e-12:
+            if visible[j][3] == next_offset:
+                best_index, best_time = j, 0.0
                 break
-            distance = entry[2] - head
-            if distance < 0:
-                distance = -distance
+            j += 1
+        # Otherwise walk outward from the head, nearest command first, until the seek alone loses.
+        hi = bisect_left(visible, (head,))
+        lo = hi - 1
+        while best_time > 0.0 and (lo >= 0 or hi < n):
+            if hi >= n or (lo >= 0 and head - visible[lo][0] <= visible[hi][0] - head):
+                index = lo
+                lo -= 1
+            else:
+                index = hi
+                hi += 1
+            entry = visible[index]
+            distance = abs(entry[0] - head)
             seek = t0 + b * sqrt(distance) if distance > 0 else 0.0
             if seek >= best_time:
-                continue  # the rotational wait can only add to it
-            access = seek + ((entry[3] - (now + seek) / revolution) % 1.0) * revolution
-            if access < best_time:
-                best_index, best_time = i, access
-        done, offset, position, _angle, size = queue.pop(best_index)
+                break  # every command further out seeks longer still
+            access = seek + ((entry[4] - (now + seek) / revolution) % 1.0) * revolution
+            if access < best_time or (access == best_time and entry[1] < visible[best_index][1]):
+                best_index, best_time = index, access
+        position, _arrival, done, offset, _angle, size = visible.pop(best_index)
+        if self.waiting:
+            insort(visible, self.waiting.popleft())
         service = best_time + size / (self.outer - (self.outer - self.inner) * position)
         self.head = min(position + size / self.capacity, 1.0)
         self.next_offset = offset + size
