@@ -141,3 +141,44 @@ def test_faster_part_is_never_slower(tmp_path: Path, override: str, op: str, thr
     faster = run_point(load_system(_tiny_with(tmp_path, override)), _workload(), op, threads, seed=2)
     assert faster.ci_high >= base.ci_low
     assert faster.value > base.value * 1.02  # these parts were the bottleneck, so it must show
+
+
+def _prefilled_spans(op: str, threads: int) -> list[tuple[float, float]]:
+    """(span of the held dirty extents, size of the file region) per ME4 virtual disk the workload uses."""
+    import simpy
+
+    from sim.benchmarks.driver import _model
+    from sim.benchmarks.workloads import find_workload
+    from sim.engine.meter import Meter
+    from sim.engine.rng import Streams
+    from sim.fs.common import RunContext
+    from sim.fs.platform import Platform
+
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    name = "beegfs-hc-iozone-random" if op.startswith("random") else "beegfs-hc-iozone-seq"
+    workload = find_workload(name)
+    env = simpy.Environment()
+    streams = Streams(5)
+    platform = Platform(env, system, streams)
+    ctx = RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))
+    model = _model(ctx)
+    model.prefill_caches()
+    used = {target for f in model.files for target in f.targets}
+    region = model.file_size * threads / len(used)
+    spans = []
+    for controller in platform.controllers.values():
+        for vdisk, cache in controller.caches.items():
+            if vdisk in used:
+                starts = [span[0] for span in cache.extent.values()]
+                ends = [span[1] for span in cache.extent.values()]
+                spans.append((max(ends) - min(starts), region))
+    return spans
+
+
+def test_sequential_writes_start_with_recent_stripes_in_the_cache() -> None:
+    # A long sequential run leaves each stream's latest records in the cache, not pieces from
+    # anywhere in its files: the held data spans a few GiB behind the start, not the file region.
+    for span, region in _prefilled_spans("write", 2):
+        assert span < 0.01 * region
+    for span, region in _prefilled_spans("random_write", 2):
+        assert span > 0.5 * region

@@ -73,7 +73,11 @@ class WriteBackCache:
             self.entries = min(self.entries, max(int(room // size), 1))
         self.entries = max(self.entries, 2 * self.destagers)
         target = round(self.entries * fill)
-        while len(self.order) < target:
+        draws = 0
+        # Draws that merge into held entries add none; a sampler with few distinct places (a target
+        # that no file of the workload uses) must not spin forever.
+        while len(self.order) < target and draws < 8 * target + 8:
+            draws += 1
             offset, size = sample()
             if not self._merge(offset, size):
                 self._append(offset, size, ordered=False)

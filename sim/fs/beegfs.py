@@ -65,6 +65,10 @@ class BeeGFSModel:
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.shared = self.workload.benchmark == "ior_seq_n1"
         self.files = self._create_files()
+        self.record = self.workload.record_size
+        records = max(int(self.file_size // self.record), 1)
+        # Threads start at different points of their files (the first draw of each thread's stream).
+        self.starts = [ctx.streams(f"thread{t}").integer(records) * self.record for t in range(ctx.threads)]
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -137,23 +141,49 @@ class BeeGFSModel:
         return self.ctx.threads
 
     def prefill_caches(self) -> None:
-        """Start controller write caches full of writes like this workload's: same size, same files."""
+        """Start controller write caches holding what they hold after a long run of this workload.
+
+        Random writes: pieces of the workload's size anywhere in the files. Sequential writes: each
+        thread's most recent records before its starting point, newest first, interleaved over the
+        threads (which full stripes are waiting, not random ones, sets how fast a cache destages).
+        """
         piece = min(self.workload.record_size, self.chunk)
-        per_target = self.file_size / self.num_targets
-        regions: dict[str, list[float]] = {}
-        for f in self.files[:1] if self.shared else self.files:
-            for target, base in zip(f.targets, f.bases, strict=True):
-                regions.setdefault(target, []).append(base)
         stream = self.ctx.streams("cache.prefill")
-        if self.shared:
-            per_target = self.file_size * self.ctx.threads / self.num_targets
-        slots = max(int(per_target // piece), 1)
+        if self.ctx.random:
+            per_target = self.file_size / self.num_targets
+            regions: dict[str, list[float]] = {}
+            for f in self.files:
+                for target, base in zip(f.targets, f.bases, strict=True):
+                    regions.setdefault(target, []).append(base)
+            slots = max(int(per_target // piece), 1)
 
-        def sampler(target: str):  # noqa: ANN202 - a (offset, size) sampler per target
-            bases = regions.get(target) or [0.0]
-            return lambda: (bases[stream.integer(len(bases))] + stream.integer(slots) * piece, piece)
+            def sampler(target: str):  # noqa: ANN202 - a (offset, size) sampler per target
+                bases = regions.get(target) or [0.0]
+                return lambda: (bases[stream.integer(len(bases))] + stream.integer(slots) * piece, piece)
 
-        self.ctx.platform.prefill_caches_with(sampler)
+            self.ctx.platform.prefill_caches_with(sampler)
+            return
+
+        def recency(target: str):  # noqa: ANN202 - the target's recent pieces, newest first
+            users = [t for t in range(self.ctx.threads) if target in self.files[t].targets]
+
+            def pieces() -> Generator[tuple[float, float], None, None]:
+                back = 1
+                while users:
+                    for t in users:
+                        f = self.files[t]
+                        region = t * self.file_size if self.shared else 0.0
+                        offset = (self.starts[t] - back * self.record) % self.file_size
+                        for index, chunk_offset, length in self._pieces(region + offset, self.record):
+                            if f.targets[index % len(f.targets)] == target:
+                                yield f.bases[index % len(f.bases)] + chunk_offset, length
+                    back += 1
+                while True:  # a target no file uses
+                    yield 0.0, piece
+
+            return pieces().__next__
+
+        self.ctx.platform.prefill_caches_with(recency)
 
     # -- threads ---------------------------------------------------------------------------------
 
@@ -172,9 +202,9 @@ class BeeGFSModel:
         # folded into the request's first transfer instead of costing an event.
         client_cpu = ctx.platform.cpu(client) if ctx.threads_on(client) > ctx.platform.cpu(client).servers else None
         f = self.files[t]
-        record = self.workload.record_size
+        record = self.record
         records = max(int(self.file_size // record), 1)
-        position = stream.integer(records) * record  # threads start at different points of their files
+        position = self.starts[t]  # drawn from this stream in __init__
         # A shared file (IOR N-1) holds task t's block at t x block size (IOR's layout with -s 1).
         region = t * self.file_size if self.shared else 0.0
         amount = 1.0 if ctx.random else record
