@@ -78,6 +78,15 @@ def test_run_is_deterministic() -> None:
     assert first["points"] == second["points"]
 
 
+def test_run_in_two_processes_gives_the_same_points_in_the_same_order() -> None:
+    args = ("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1,4,16", "--json")
+    one = json.loads(run_cli(*args, "--workers", "1").stdout)["points"]
+    two = json.loads(run_cli(*args, "--workers", "2").stdout)["points"]
+    keys = ("workload", "op", "threads", "value", "ci_low", "ci_high", "bottleneck", "utilization")
+    assert [[p[k] for k in keys] for p in one] == [[p[k] for k in keys] for p in two]
+    assert [(p["op"], p["threads"]) for p in two] == [(op, t) for op in ("write", "read") for t in (1, 4, 16)]
+
+
 def test_run_cmd_line() -> None:
     result = run_cli("run", TINY, "--cmd", "iozone -i 0 -c -e -w -r 1m -I -s 8g -t 2 -+n", "--json")
     assert result.code == 0, result.stderr
@@ -100,6 +109,7 @@ def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
     assert bad_plot.code == 2 and ".png or .svg" in bad_plot.stderr
     assert not (tmp_path / "x.gif").exists()
     assert run_cli("run", TINY, "--threads", "0").code == 2
+    assert run_cli("run", TINY, "--workers", "0").code == 2
 
 
 def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:

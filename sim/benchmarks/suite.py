@@ -1,12 +1,18 @@
-"""Running a set of workloads on a system: the library call behind ``pfssim run``."""
+"""Running a set of workloads on a system: the library call behind ``pfssim run``.
+
+Points are independent (each has its own model and streams from the master seed), so they can run
+in a pool of processes and come back in the benchmark's order with the same numbers as in one.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_workload
+from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_point, run_workload
 from sim.benchmarks.result import RunResult
 from sim.benchmarks.workloads import find_workload
 from sim.config.workload import AnyWorkload
@@ -29,17 +35,52 @@ def default_workloads(system: System) -> list[AnyWorkload]:
     return workloads
 
 
+#: What forked workers simulate: (system, workloads, seed, precision), set before the pool starts.
+_SUITE: tuple[System, Sequence[AnyWorkload], int, Precision] | None = None
+
+
+def _run_suite_point(task: tuple[int, str, int]) -> PointResult:
+    assert _SUITE is not None
+    system, workloads, seed, precision = _SUITE
+    index, op, threads = task
+    return run_point(system, workloads[index], op, threads, seed, precision)
+
+
 def run_suite(
     system: System,
     workloads: Sequence[AnyWorkload],
     seed: int = 1,
     precision: Precision = DEFAULT_PRECISION,
     progress: Callable[[PointResult], None] | None = None,
+    workers: int = 1,
 ) -> RunResult:
-    """Every point of every workload, with timing."""
+    """Every point of every workload, with timing; ``workers`` > 1 simulates points in that many
+    processes (the points and their order are the same)."""
+    global _SUITE
     started = time.perf_counter()
     result = RunResult(system, list(workloads), seed, precision)
-    for workload in workloads:
-        result.points += run_workload(system, workload, seed, precision, progress)
+    tasks = [(i, op, threads) for i, w in enumerate(workloads) for op in w.point_ops for threads in w.threads]
+    if workers <= 1 or len(tasks) <= 1:
+        for workload in workloads:
+            result.points += run_workload(system, workload, seed, precision, progress)
+    else:
+        for workload in workloads:
+            run_workload(system, workload, seed, precision, check_only=True)
+        points: dict[tuple[int, str, int], PointResult] = {}
+        # Large thread counts are the slow points: start them first so no long one is left for the end.
+        order = sorted(tasks, key=lambda task: -task[2])
+        _SUITE = (system, workloads, seed, precision)
+        try:
+            # fork, as in sim/validation/run.py: the workers inherit the loaded system.
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                futures = {pool.submit(_run_suite_point, task): task for task in order}
+                for future in as_completed(futures):
+                    point = points[futures[future]] = future.result()
+                    if progress is not None:
+                        progress(point)
+        finally:
+            _SUITE = None
+        result.points = [points[task] for task in tasks]
     result.wall_s = time.perf_counter() - started
     return result

@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--precision", type=float, default=0.02, help="target relative half-width of the 95%% interval (default 0.02)"
     )
+    run.add_argument("--workers", type=int, default=2, help="processes simulating points (default 2)")
     run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
     run.add_argument("--plot", type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
 
@@ -172,6 +173,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_plot_path(args.plot)
     if not 0 < args.precision < 1:
         raise PfssimError("--precision must be between 0 and 1")
+    if args.workers < 1:
+        raise PfssimError("--workers must be at least 1")
     total = sum(len(w.point_ops) * len(w.threads) for w in workloads)
     with _progress() as progress:
         task = progress.add_task(f"simulating {system.name}", total=total)
@@ -184,7 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"{getattr(point, 'op', '')} {getattr(point, 'threads', '')}",
             )
 
-        result = run_suite(system, workloads, args.seed, Precision(rel_precision=args.precision), advance)
+        result = run_suite(system, workloads, args.seed, Precision(rel_precision=args.precision), advance, args.workers)
     if args.plot is not None:
         write_plot(result, args.plot)
     if args.json:
