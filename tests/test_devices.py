@@ -136,3 +136,25 @@ def test_hdd_command_queueing_raises_iops() -> None:
         return done[0] / env.now
 
     assert iops(16) > 1.5 * iops(1)
+
+
+def test_write_cache_destages_whole_stripes_before_a_stripe_still_filling() -> None:
+    # Sequential streams: stripe 0 gets three of its four 1 MiB records, stripes 1..6 all four.
+    # The cache keeps the partial stripe 0 (its stream is still writing into it) and destages the
+    # whole ones first, so no member reads anything (no read-modify-write).
+    from sim.devices.me4 import WriteBackCache
+
+    env = simpy.Environment()
+    raid, members = _raid6(env)
+    cache = WriteBackCache(env, raid)
+    cache.entries = 8  # the watermark is 4 entries: destages start once 5 are held
+    width = 8 * 512 * 1024
+    mib = 1024 * 1024
+    for stripe in range(7):
+        for record in range(3 if stripe == 0 else 4):
+            cache.write(stripe * width + record * mib, mib)
+    env.run()
+    assert all(m.bytes["read"] == 0 for m in members)
+    assert [start for start, _ in cache.order] == [0.0]  # stripe 0 still waiting for its last record
+    cache.write(3 * mib, mib)  # its last record makes it whole: in line with the other whole ones
+    assert not cache.order and 0.0 in [start for start, _ in cache.full]

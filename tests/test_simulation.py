@@ -143,8 +143,8 @@ def test_faster_part_is_never_slower(tmp_path: Path, override: str, op: str, thr
     assert faster.value > base.value * 1.02  # these parts were the bottleneck, so it must show
 
 
-def _prefilled_spans(op: str, threads: int) -> list[tuple[float, float]]:
-    """(span of the held dirty extents, size of the file region) per ME4 virtual disk the workload uses."""
+def _hc_model(workload: str, op: str, threads: int, seed: int):  # noqa: ANN202 - a BeeGFSModel and its platform
+    """The beegfs-high-capacity model of one point, built but not run."""
     import simpy
 
     from sim.benchmarks.driver import _model
@@ -155,13 +155,17 @@ def _prefilled_spans(op: str, threads: int) -> list[tuple[float, float]]:
     from sim.fs.platform import Platform
 
     system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
-    name = "beegfs-hc-iozone-random" if op.startswith("random") else "beegfs-hc-iozone-seq"
-    workload = find_workload(name)
     env = simpy.Environment()
-    streams = Streams(5)
+    streams = Streams(seed)
     platform = Platform(env, system, streams)
-    ctx = RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))
-    model = _model(ctx)
+    ctx = RunContext(env, system, platform, streams, find_workload(workload), op, threads, Meter(env, threads))
+    return _model(ctx), platform
+
+
+def _prefilled_spans(op: str, threads: int) -> list[tuple[float, float]]:
+    """(span of the held dirty extents, size of the file region) per ME4 virtual disk the workload uses."""
+    name = "beegfs-hc-iozone-random" if op.startswith("random") else "beegfs-hc-iozone-seq"
+    model, platform = _hc_model(name, op, threads, 5)
     model.prefill_caches()
     used = {target for f in model.files for target in f.targets}
     region = model.file_size * threads / len(used)
@@ -182,3 +186,13 @@ def test_sequential_writes_start_with_recent_stripes_in_the_cache() -> None:
         assert span < 0.01 * region
     for span, region in _prefilled_spans("random_write", 2):
         assert span > 0.5 * region
+
+
+def test_chunk_files_start_on_stripe_unit_boundaries_of_parity_targets() -> None:
+    # 8 TB over 512 threads is no whole number of MiB per file; XFS still starts each file's data
+    # on a stripe unit, so 1 MiB records never straddle a RAID6 stripe.
+    model, platform = _hc_model("beegfs-hc-iozone-seq", "write", 512, 1)
+    assert model.file_size % MIB != 0
+    for f in model.files:
+        for target, base in zip(f.targets, f.bases, strict=True):
+            assert base % platform.raids[target].su == 0

@@ -51,6 +51,10 @@ class WriteBackCache:
         self.destagers = 1
         self.width = device.data * device.su  # bytes of data in one stripe
         self.order: list[tuple[float, int]] = []  # (start, entry id) of the waiting entries, by address
+        # Parity RAID only: entries that hold a whole stripe, by address. They destage first, so a
+        # sequential stream's newest stripe, still filling, is not written by read-modify-write.
+        self.full: list[tuple[float, int]] = []
+        self.coalesce = device.parity > 0
         self.extent: dict[int, list[float]] = {}  # entry id -> [start, end) on the virtual disk
         self.open: dict[int, int] = {}  # stripe -> its newest entry still waiting in the cache
         self.waiting: deque[tuple[Event, float, float]] = deque()
@@ -76,18 +80,24 @@ class WriteBackCache:
         draws = 0
         # Draws that merge into held entries add none; a sampler with few distinct places (a target
         # that no file of the workload uses) must not spin forever.
-        while len(self.order) < target and draws < 8 * target + 8:
+        while len(self.order) + len(self.full) < target and draws < 8 * target + 8:
             draws += 1
             offset, size = sample()
             if not self._merge(offset, size):
                 self._append(offset, size, ordered=False)
         self.order.sort()  # appended unordered (one sort instead of an insertion each)
+        self.full.sort()
         self._kick()
 
     def _stripe_of(self, offset: float, size: float) -> int | None:
         """The stripe a write lies in, or None when it crosses a stripe boundary."""
         stripe = int(offset // self.width)
         return stripe if offset + size <= (stripe + 1) * self.width + 1e-9 else None
+
+    def _whole(self, offset: float, size: float) -> bool:
+        """Whether [offset, offset + size) is one or more whole stripes (written without reading)."""
+        stripes = size / self.width
+        return stripes >= 1 - 1e-9 and abs(stripes - round(stripes)) < 1e-9 and offset % self.width < 1e-6
 
     def _merge(self, offset: float, size: float) -> bool:
         stripe = self._stripe_of(offset, size)
@@ -102,18 +112,25 @@ class WriteBackCache:
             span[0] = offset
         span[1] = max(span[1], offset + size)
         self.merged += 1
+        if self.coalesce and self._whole(span[0], span[1] - span[0]):
+            # The stripe is whole: it takes no more writes and is first in line for a destage.
+            self.order.remove((span[0], entry))
+            insort(self.full, (span[0], entry))
+            del self.open[stripe]  # type: ignore[arg-type]
         return True
 
     def _append(self, offset: float, size: float, ordered: bool = True) -> None:
         self._ids += 1
         entry = self._ids
         self.extent[entry] = [offset, offset + size]
-        if ordered:
-            insort(self.order, (offset, entry))
-        else:
-            self.order.append((offset, entry))
         stripe = self._stripe_of(offset, size)
-        if stripe is not None:
+        whole = self.coalesce and self._whole(offset, size)
+        queue = self.full if whole else self.order
+        if ordered:
+            insort(queue, (offset, entry))
+        else:
+            queue.append((offset, entry))
+        if stripe is not None and not whole:
             self.open[stripe] = entry
 
     def write(self, offset: float, size: float) -> Event:
@@ -121,7 +138,7 @@ class WriteBackCache:
         done = Event(self.env)
         if self._merge(offset, size):
             done.succeed()
-        elif len(self.order) + self.active < self.entries:
+        elif len(self.order) + len(self.full) + self.active < self.entries:
             self._append(offset, size)
             done.succeed()
             self._kick()
@@ -132,8 +149,8 @@ class WriteBackCache:
     def _kick(self) -> None:
         # Destage only the part of the cache above half full: the rest stays dirty (a controller
         # flushes above a watermark), which is where consecutive writes meet and merge.
-        order = self.order
-        while self.active < self.destagers and len(order) > self.entries // 2:
+        while self.active < self.destagers and len(self.order) + len(self.full) > self.entries // 2:
+            order = self.full or self.order  # whole stripes first (parity RAID)
             index = bisect_left(order, (self.sweep, -1))
             if index == len(order):
                 index = 0  # the elevator returns to the start of the disk
@@ -149,7 +166,7 @@ class WriteBackCache:
     def _destaged(self, size: float) -> None:
         self.active -= 1
         self.destaged_bytes += size
-        while self.waiting and len(self.order) + self.active < self.entries:
+        while self.waiting and len(self.order) + len(self.full) + self.active < self.entries:
             done, offset, size = self.waiting.popleft()
             if not self._merge(offset, size):
                 self._append(offset, size)

@@ -113,7 +113,8 @@ class BeeGFSModel:
         round-robin chooser) sees the creates in race order: a seeded permutation of the threads.
         Each target's file system is fresh and the benchmark's chunk files share a directory, so
         they are allocated one after another from the start of the target (XFS keeps a directory's
-        files together), not scattered over the whole device.
+        files together), not scattered over the whole device; on a parity RAID target each starts
+        on a stripe-unit boundary, as XFS aligns them.
         """
         state = [0]
         if self.shared:
@@ -132,7 +133,12 @@ class BeeGFSModel:
             bases = []
             for target in chosen[t]:
                 bases.append(cursor.get(target, 0.0))
-                cursor[target] = bases[-1] + per_target
+                # XFS starts a large file's data on a stripe-unit boundary of a RAID target
+                # (xfs(5), sunit: "data allocations are stripe unit aligned when the current end
+                # of file is being extended and the file size is larger than 512KiB").
+                raid = self.ctx.platform.raids.get(target)
+                align = raid.su if raid is not None and raid.parity else 1.0
+                cursor[target] = -(-(bases[-1] + per_target) // align) * align
             files.append(BeeGFSFile(chosen[t], bases))
         return files
 
