@@ -336,21 +336,22 @@ def run_point(
     )
 
 
+def check_runnable(system: System, workload: AnyWorkload) -> None:
+    """Refuse, before anything is simulated, a workload the system cannot run."""
+    if not system.storage_targets and not isinstance(workload, MdtestWorkload):
+        raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
+
+
 def run_workload(
     system: System,
     workload: AnyWorkload,
     seed: int = 1,
     precision: Precision = DEFAULT_PRECISION,
     progress: Callable[[PointResult], None] | None = None,
-    check_only: bool = False,
 ) -> list[PointResult]:
-    """Every (operation, thread count) point of a workload, in the order the benchmark runs them
-    (none with ``check_only``: only the check that the system can run it)."""
-    if not system.storage_targets and not isinstance(workload, MdtestWorkload):
-        raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
+    """Every (operation, thread count) point of a workload, in the order the benchmark runs them."""
+    check_runnable(system, workload)
     points: list[PointResult] = []
-    if check_only:
-        return points
     for op in workload.point_ops:
         for threads in workload.threads:
             point = run_point(system, workload, op, threads, seed, precision)

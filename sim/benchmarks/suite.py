@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_point, run_workload
+from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, check_runnable, run_point, run_workload
 from sim.benchmarks.result import RunResult
 from sim.benchmarks.workloads import find_workload
 from sim.config.workload import AnyWorkload
@@ -65,7 +65,7 @@ def run_suite(
             result.points += run_workload(system, workload, seed, precision, progress)
     else:
         for workload in workloads:
-            run_workload(system, workload, seed, precision, check_only=True)
+            check_runnable(system, workload)
         points: dict[tuple[int, str, int], PointResult] = {}
         # Large thread counts are the slow points: start them first so no long one is left for the end.
         order = sorted(tasks, key=lambda task: -task[2])

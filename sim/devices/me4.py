@@ -80,7 +80,7 @@ class WriteBackCache:
         draws = 0
         # Draws that merge into held entries add none; a sampler with few distinct places (a target
         # that no file of the workload uses) must not spin forever.
-        while len(self.order) + len(self.full) < target and draws < 8 * target + 8:
+        while self.held < target and draws < 8 * target + 8:
             draws += 1
             offset, size = sample()
             if not self._merge(offset, size):
@@ -99,9 +99,16 @@ class WriteBackCache:
         stripes = size / self.width
         return stripes >= 1 - 1e-9 and abs(stripes - round(stripes)) < 1e-9 and offset % self.width < 1e-6
 
+    @property
+    def held(self) -> int:
+        """Dirty entries waiting in the cache (partial and whole stripes)."""
+        return len(self.order) + len(self.full)
+
     def _merge(self, offset: float, size: float) -> bool:
         stripe = self._stripe_of(offset, size)
-        entry = self.open.get(stripe) if stripe is not None else None
+        if stripe is None:
+            return False
+        entry = self.open.get(stripe)
         if entry is None:
             return False
         span = self.extent[entry]
@@ -116,7 +123,7 @@ class WriteBackCache:
             # The stripe is whole: it takes no more writes and is first in line for a destage.
             self.order.remove((span[0], entry))
             insort(self.full, (span[0], entry))
-            del self.open[stripe]  # type: ignore[arg-type]
+            del self.open[stripe]
         return True
 
     def _append(self, offset: float, size: float, ordered: bool = True) -> None:
@@ -138,7 +145,7 @@ class WriteBackCache:
         done = Event(self.env)
         if self._merge(offset, size):
             done.succeed()
-        elif len(self.order) + len(self.full) + self.active < self.entries:
+        elif self.held + self.active < self.entries:
             self._append(offset, size)
             done.succeed()
             self._kick()
@@ -149,7 +156,7 @@ class WriteBackCache:
     def _kick(self) -> None:
         # Destage only the part of the cache above half full: the rest stays dirty (a controller
         # flushes above a watermark), which is where consecutive writes meet and merge.
-        while self.active < self.destagers and len(self.order) + len(self.full) > self.entries // 2:
+        while self.active < self.destagers and self.held > self.entries // 2:
             order = self.full or self.order  # whole stripes first (parity RAID)
             index = bisect_left(order, (self.sweep, -1))
             if index == len(order):
@@ -166,7 +173,7 @@ class WriteBackCache:
     def _destaged(self, size: float) -> None:
         self.active -= 1
         self.destaged_bytes += size
-        while self.waiting and len(self.order) + len(self.full) + self.active < self.entries:
+        while self.waiting and self.held + self.active < self.entries:
             done, offset, size = self.waiting.popleft()
             if not self._merge(offset, size):
                 self._append(offset, size)
