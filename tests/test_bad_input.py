@@ -160,3 +160,22 @@ def test_bad_catalogue_part_is_located(tmp_path) -> None:
     assert result.code == 2
     assert f"{drives}:" in result.stdout
     assert "drives.intel-p4600-1.6tb.seq_write: 1.3 has no unit" in result.stdout
+
+
+def test_bad_read_ahead_setting_is_located(tmp_path) -> None:
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
+    assert "    spares: 4\n" in text
+    topology = tmp_path / "hc.yaml"
+    topology.write_text(text.replace("    spares: 4\n", "    spares: 4\n    read_ahead: fast\n", 1))
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    lines = [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
+    assert len(lines) == 1, result.stdout
+    assert lines[0]["path"] == "enclosures[0].read_ahead"
+    assert int(lines[0]["line"]) == _line_of(topology.read_text(), "read_ahead: fast")
+    assert "'adaptive', 'stripe', 'disabled' or a size" in lines[0]["message"]

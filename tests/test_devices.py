@@ -158,3 +158,58 @@ def test_write_cache_destages_whole_stripes_before_a_stripe_still_filling() -> N
     assert [start for start, _ in cache.order] == [0.0]  # stripe 0 still waiting for its last record
     cache.write(3 * mib, mib)  # its last record makes it whole: in line with the other whole ones
     assert not cache.order and 0.0 in [start for start, _ in cache.full]
+
+
+def _read_ahead(budget: float | None = None):  # noqa: ANN202 - (reader, raid, members, env)
+    from sim.devices.me4 import ReadAhead
+
+    env = simpy.Environment()
+    raid, members = _raid6(env)
+    width = 8 * 512 * 1024
+    return ReadAhead(raid, width, budget), raid, members, env
+
+
+def test_read_ahead_starts_on_two_consecutive_reads_and_reads_whole_stripes() -> None:
+    # One-stripe (4 MiB) read-ahead, 1 MiB host reads from address 0. The first read is a lone read;
+    # the second continues it and starts a stream: the controller reads on to the stripe boundary at
+    # or beyond 2 + 4 MiB, i.e. to 8 MiB. Reads 3 and 4 are served from it; read 5 (ending at
+    # 5 MiB) asks for data up to 9 MiB, which takes the next whole stripe, [8, 12) MiB.
+    reader, raid, members, env = _read_ahead()
+    mib = 1024 * 1024
+    device_bytes = []
+    for k in range(5):
+        env.run(until=reader.read(k * mib, mib))
+        device_bytes.append(raid.bytes["read"] / mib)
+    assert device_bytes == [1, 8, 8, 8, 12]
+    assert reader.hits == 3 * mib
+    assert reader.held == 12 * mib - 5 * mib
+
+
+def test_read_ahead_hit_after_the_fetch_costs_no_device_time() -> None:
+    reader, raid, members, env = _read_ahead()
+    mib = 1024 * 1024
+    env.run(until=reader.read(0, mib))
+    env.run(until=reader.read(mib, mib))
+    env.run(until=env.now + 0.1)  # the read-ahead (a few ms on these SSDs) is done by now
+    start = env.now
+    env.run(until=reader.read(2 * mib, mib))
+    assert env.now == start
+
+
+def test_random_reads_are_not_read_ahead() -> None:
+    reader, raid, members, env = _read_ahead()
+    stream = Stream(7, "test")
+    for _ in range(200):
+        offset = stream.integer(1_000_000) * 4096.0
+        env.run(until=reader.read(offset, 4096))
+    assert raid.bytes["read"] == 200 * 4096
+    assert not reader.streams and reader.hits == 0
+
+
+def test_read_ahead_needs_room_in_the_cache() -> None:
+    # A budget below one stripe: the consecutive reads never start a stream.
+    reader, raid, members, env = _read_ahead(budget=1024 * 1024)
+    for k in range(6):
+        env.run(until=reader.read(k * 1024 * 1024, 1024 * 1024))
+    assert raid.bytes["read"] == 6 * 1024 * 1024
+    assert not reader.streams

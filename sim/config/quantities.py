@@ -23,6 +23,21 @@ Duration = Annotated[float, BeforeValidator(_parser(Dimension.DURATION))]
 Iops = Annotated[float, BeforeValidator(_parser(Dimension.IOPS))]
 Rotation = Annotated[float, BeforeValidator(_parser(Dimension.ROTATION))]
 Frequency = Annotated[float, BeforeValidator(_parser(Dimension.FREQUENCY))]
+
+
+def _read_ahead(value: object) -> str | float:
+    if value in ("adaptive", "stripe", "disabled"):
+        return str(value)
+    try:
+        return parse_quantity(value, Dimension.SIZE)
+    except ValueError as error:
+        raise ValueError(
+            f"read_ahead is 'adaptive', 'stripe', 'disabled' or a size such as '8 MiB' ({error})"
+        ) from None
+
+
+# An ME4 volume's read-ahead setting: one of the named settings, or a size in bytes.
+ReadAheadSetting = Annotated[str | float, BeforeValidator(_read_ahead)]
 Count = Annotated[int, Field(ge=1, strict=True)]
 Index = Annotated[int, Field(ge=0, strict=True)]
 Text = Annotated[str, Field(min_length=1)]

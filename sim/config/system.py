@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from sim.config.quantities import Count, Index, Model, Size, Text
+from sim.config.quantities import Count, Index, Model, ReadAheadSetting, Size, Text
 
 RaidLevel = Literal[0, 1, 5, 6, 10]
 
@@ -185,6 +185,10 @@ class EnclosureSpec(PartRef):
     raid_groups: list[RaidSpec] = []
     spares: Index = 0
     expansion: ExpansionSpec | None = None
+    # The controllers' read-ahead for the virtual disks (the ME4 volume setting; docs/design.md):
+    # adaptive (the default) and stripe read one stripe ahead of a sequential stream, disabled
+    # turns it off, a size reads that much ahead.
+    read_ahead: ReadAheadSetting = "adaptive"
 
 
 class SwitchSpec(PartRef):

@@ -9,6 +9,10 @@ destaging, the controller keeps every member drive's command queue full: the des
 per virtual disk are ``hdd_ncq_depth`` x members / (drive commands per destage), e.g. 32 x 10 / 6
 = 53 read-modify-writes of a 4 KiB write on RAID6 8+2, or 32 full-stripe writes.
 
+Reads of a sequential stream are read ahead (:class:`ReadAhead`): two back-to-back reads at
+consecutive addresses of a virtual disk start a stream, and the controller then keeps one stripe
+(the ``read_ahead`` setting of the enclosure) read beyond the stream's latest host read.
+
 The simulated cache starts full of writes shaped like the workload's (``prefill``); its size in
 entries (``me4_cache_entries_per_vdisk``) changes the start-up transient, not the steady state of
 random writes. Writes of a sequential stream that land in one stripe are merged while they wait,
@@ -18,7 +22,7 @@ so small sequential writes destage as (nearly) full stripes.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from functools import partial
 
@@ -26,7 +30,7 @@ import simpy
 from simpy.events import Event
 
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Station, chain, on_done
+from sim.engine.core import Station, chain, join, on_done
 from sim.params import value
 
 
@@ -181,6 +185,108 @@ class WriteBackCache:
         self._kick()
 
 
+class _Stream:
+    """A sequential read stream of one virtual disk: its fetches ahead of the host, in address order."""
+
+    __slots__ = ("top", "fetches")
+
+    def __init__(self, top: float) -> None:
+        self.top = top  # end of the data read or being read ahead
+        self.fetches: deque[tuple[float, float, Event]] = deque()  # (start, end, done) not yet read by the host
+
+
+class ReadAhead:
+    """One virtual disk's read-ahead in its controller's cache.
+
+    A read that starts where a recent read of the virtual disk ended is the second of two
+    back-to-back accesses to consecutive addresses, the trigger the ME4's firmware family documents;
+    it starts a stream. From then on, after each host read of the stream the controller keeps at
+    least ``ahead`` bytes beyond it read or being read, fetching up to stripe boundaries (so a
+    one-stripe read-ahead reads whole stripes, each member drive one chunk). A host read within
+    fetched data waits only for the fetch that carries it, if that is still in flight; then it takes
+    the controller's data path as any read does. The data read ahead for all streams of the virtual
+    disk may hold about ``budget`` bytes of the cache: a stream starts only while there is room for
+    its read-ahead, so with more streams than room the others read without it (no stream's data is
+    evicted before it is read: the adaptive setting adapts to the workload rather than thrash).
+
+    Sources: the ME4 Administrator's Guide lists the read-ahead settings Adaptive (default), Stripe
+    ("sets the read-ahead size to one stripe"), specific sizes and Disabled
+    (https://www.manualshelf.com/manual/dell/emc-powervault-me412-expansion/administrator-guide-english/page-24.html);
+    the trigger and the one-stripe default of the older firmware are from the HP 2300 MSA reference
+    guide (http://www.manualshelf.com/manual/hp/hp-smart-array-532-controller/hp-storageworks-2300-modular-smart-array-reference-guide-500911-001-january-2009/page-22.html)
+    and CLI guide (https://hp.manymanuals.cz/servers/modular-smart-array-500-starter-kit/users-guide-23154/81);
+    half the cache for read-ahead from the HP 2000 CLI guide's "maximum" setting, "nearly half the
+    memory for read-ahead cache" (http://www.manualowl.com/m/Hewlett-Packard/2000fc/Manual/217621?page=114).
+    """
+
+    # Lone reads remembered as possible stream starts: an implementation bound (a sweep has at
+    # most a few hundred streams per virtual disk), not a model parameter. Streams themselves are
+    # bounded by the budget.
+    _RECENT = 4096
+
+    def __init__(self, device: RaidDevice, ahead: float, budget: float | None) -> None:
+        self.device = device
+        self.ahead = ahead
+        self.width = device.data * device.su  # bytes of data in one stripe
+        self.budget = budget
+        self.recent: OrderedDict[float, None] = OrderedDict()  # where recent lone reads ended
+        self.streams: OrderedDict[float, _Stream] = OrderedDict()  # by where the next read starts, LRU first
+        self.held = 0.0  # bytes read ahead and not yet read by the host, over all streams
+        self.hits = 0.0  # host bytes served from read-ahead
+
+    def read(self, offset: float, size: float) -> Event:
+        """A host read of [offset, offset + size): from the read-ahead data where it has it."""
+        device = self.device
+        end = offset + size
+        stream = self.streams.pop(offset, None)
+        if stream is None:
+            if offset not in self.recent:
+                self.recent[end] = None
+                if len(self.recent) > self._RECENT:
+                    self.recent.popitem(last=False)
+                return device.io("read", offset, size)
+            del self.recent[offset]
+            if self.budget is not None and self.held + self.ahead > self.budget:
+                self.recent[end] = None  # no room to read ahead for one more stream yet
+                return device.io("read", offset, size)
+            stream = _Stream(end)
+            events = [device.io("read", offset, size)]
+        else:
+            events = []
+            covered = min(end, stream.top)
+            fetches = stream.fetches
+            while fetches and fetches[0][0] < covered:
+                start, stop, done = fetches[0]
+                if not done.processed:
+                    events.append(done)
+                if stop > end:
+                    break
+                fetches.popleft()
+            self.held -= covered - offset
+            self.hits += covered - offset
+            if end > stream.top:
+                events.append(device.io("read", stream.top, end - stream.top))
+                stream.top = end
+        self._fetch_ahead(stream, end)
+        self.streams[end] = stream
+        if not events:
+            done = Event(device.env)
+            done.succeed()
+            return done
+        return join(device.env, events)
+
+    def _fetch_ahead(self, stream: _Stream, end: float) -> None:
+        """Read whole stripes until ``ahead`` bytes beyond ``end`` are read or being read."""
+        target = end + self.ahead
+        width = self.width
+        while stream.top < target:
+            start = stream.top
+            stop = (start // width + 1) * width
+            stream.fetches.append((start, stop, self.device.io("read", start, stop - start)))
+            stream.top = stop
+            self.held += stop - start
+
+
 class Me4Controller:
     """One controller of an ME4 array: command engine, read and write data paths."""
 
@@ -193,10 +299,13 @@ class Me4Controller:
         read_iops: float,
         write_iops: float,
         cache_bytes: float | None = None,
+        read_ahead: str | float = "disabled",
     ) -> None:
         self.env = env
         self.name = name
         self.cache_bytes = cache_bytes
+        self.read_ahead = read_ahead
+        self.readers: dict[str, ReadAhead] = {}
         self.commands = Station(env, f"{name}.commands", 1)
         self.read_path = Station(env, f"{name}.read", 1)
         self.write_path = Station(env, f"{name}.write", 1)
@@ -208,6 +317,13 @@ class Me4Controller:
     def attach(self, vdisk: str, device: RaidDevice) -> WriteBackCache:
         """Own a virtual disk (its cache share lives in this controller)."""
         cache = self.caches[vdisk] = WriteBackCache(self.env, device, self)
+        if self.read_ahead != "disabled":
+            ahead = device.data * device.su if self.read_ahead == "stripe" else float(self.read_ahead)
+            self.readers[vdisk] = ReadAhead(device, ahead, None)
+        # Read-ahead may use the half of the cache that does not hold mirrored writes, shared by the
+        # virtual disks this controller owns.
+        for reader in self.readers.values():
+            reader.budget = self.cache_bytes / 2 / len(self.caches) if self.cache_bytes else None
         return cache
 
     def dirty_bytes_per_vdisk(self) -> float | None:
@@ -224,7 +340,11 @@ class Me4Controller:
         if op == "write":
             transfer = chain(self.env, command, lambda: self.write_path.serve(size / self.write_Bps))
             return chain(self.env, transfer, lambda: cache.write(offset, size))
-        media = chain(self.env, command, lambda: cache.device.io("read", offset, size))
+        reader = self.readers.get(vdisk)
+        if reader is not None:
+            media = chain(self.env, command, lambda: reader.read(offset, size))
+        else:
+            media = chain(self.env, command, lambda: cache.device.io("read", offset, size))
         return chain(self.env, media, lambda: self.read_path.serve(size / self.read_Bps))
 
     @property

@@ -158,6 +158,7 @@ class Platform:
                     iops_read / n_ctrl,
                     iops_write / n_ctrl,
                     s.enclosure_cache.get(enclosure),
+                    s.enclosure_read_ahead.get(enclosure, "disabled"),
                 )
         for name, group in s.groups.items():
             members = [self.drives[m] for m in group.members]

@@ -61,6 +61,9 @@ class StorageSteps(BuilderBase):
         self.system.enclosure_iops[name] = (part.array_read_iops, part.array_write_iops)
         if part.cache_per_controller:
             self.system.enclosure_cache[name] = part.cache_per_controller
+        # Adaptive read-ahead sizes itself by rules Dell does not publish; modelled as the documented
+        # "Stripe" setting (docs/design.md, Devices).
+        self.system.enclosure_read_ahead[name] = "stripe" if enc.read_ahead == "adaptive" else enc.read_ahead
         pool = self.make_pool(name, enc.drives, part.slots, ctrl_names, path)
         owners = self.deal_groups(pool, enc.raid_groups, enc.spares, "vd{i}", path, ctrl_names, 0)
         if enc.expansion is None:

@@ -102,6 +102,8 @@ class System:
     zone_cores: dict[str, int] = field(default_factory=dict)
     enclosure_iops: dict[str, tuple[float, float]] = field(default_factory=dict)
     enclosure_cache: dict[str, float] = field(default_factory=dict)  # controller cache bytes, each
+    # Controller read-ahead per enclosure: "stripe" (one stripe ahead), "disabled", or bytes ahead.
+    enclosure_read_ahead: dict[str, str | float] = field(default_factory=dict)
     servers: list[str] = field(default_factory=list)
     hca_switch: dict[str, str] = field(default_factory=dict)
     switch_links: dict[str, tuple[str, str]] = field(default_factory=dict)
