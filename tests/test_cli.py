@@ -110,6 +110,9 @@ def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
     assert not (tmp_path / "x.gif").exists()
     assert run_cli("run", TINY, "--threads", "0").code == 2
     assert run_cli("run", TINY, "--workers", "0").code == 2
+    negative_seed = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--seed", "-1")
+    assert negative_seed.code == 2 and "non-negative" in negative_seed.stderr
+    assert "Traceback" not in negative_seed.stderr
 
 
 def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:

@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="LIST",
         help="comma-separated thread counts replacing every selected workload's",
     )
-    run.add_argument("--seed", type=int, default=1, help="master random seed (default 1)")
+    run.add_argument("--seed", type=_seed, default=1, help="master random seed, a non-negative integer (default 1)")
     run.add_argument(
         "--precision", type=float, default=0.02, help="target relative half-width of the 95%% interval (default 0.02)"
     )
@@ -92,6 +92,16 @@ def _thread_list(text: str) -> list[int]:
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError("thread counts must be positive integers")
     return sorted(set(values))
+
+
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if seed < 0:
+        raise argparse.ArgumentTypeError("the seed must be a non-negative integer")
+    return seed
 
 
 def _print_problems(problems: Sequence[Problem], stream: object = None) -> None:
