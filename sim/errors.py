@@ -24,6 +24,8 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        if not where:
+            return f"{self.path}: {self.message}" if self.path else self.message
         return f"{where} {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
 
 

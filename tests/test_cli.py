@@ -110,6 +110,12 @@ def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
     assert not (tmp_path / "x.gif").exists()
     assert run_cli("run", TINY, "--threads", "0").code == 2
     assert run_cli("run", TINY, "--workers", "0").code == 2
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    under_a_file = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--plot", str(a_file / "x.png"))
+    assert under_a_file.code == 2 and under_a_file.stdout == "" and "is a file" in under_a_file.stderr
+    assert run_cli("reproduce", "--plots", str(a_file / "figures")).code == 2
+    assert run_cli("reproduce", "--report", str(a_file / "report.md")).code == 2
     negative_seed = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--seed", "-1")
     assert negative_seed.code == 2 and "non-negative" in negative_seed.stderr
     assert "Traceback" not in negative_seed.stderr
@@ -130,6 +136,12 @@ def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:
     assert result.code == 2 and "beegfs-hp-iozone-sequential" in result.stdout
     line = topology.read_text()[: topology.read_text().index("benchmarks:")].count("\n") + 1
     assert f"{topology}:{line} benchmarks[0]:" in result.stdout
+
+
+def test_run_plot_makes_missing_folders(tmp_path) -> None:
+    target = tmp_path / "new" / "folder" / "curves.svg"
+    result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--plot", str(target))
+    assert result.code == 0 and target.read_text().lstrip().startswith("<?xml")
 
 
 def test_run_table_shows_the_last_task_cost_for_ior_only() -> None:

@@ -209,6 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``pfssim reproduce``: check the arguments, simulate and score, render; exit 1 on any miss."""
+    from sim.report.files import check_output_folder
     from sim.validation.dataset import load_datasets
     from sim.validation.figures import write_figures
     from sim.validation.report import (
@@ -230,8 +231,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.report is not None:
         check_report_path(args.report)
-    if args.plots is not None and args.plots.exists() and not args.plots.is_dir():
-        raise PfssimError(f"{args.plots}: --plots needs a folder, and this is a file")
+    if args.plots is not None:
+        check_output_folder(args.plots, "--plots")
     if args.workers < 1:
         raise PfssimError("--workers must be at least 1")
     select(load_datasets(), args.systems)  # unknown system names: exit 2 before simulating

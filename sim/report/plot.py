@@ -7,7 +7,8 @@ import tempfile
 from pathlib import Path
 
 from sim.benchmarks.result import RunResult
-from sim.errors import Problem, WorkloadError
+from sim.errors import PfssimError, Problem, WorkloadError
+from sim.report.files import check_output_file
 
 FORMATS = {".png": "png", ".svg": "svg"}
 
@@ -16,6 +17,7 @@ def check_plot_path(path: Path) -> None:
     """Refuse an unsupported extension before any simulation runs."""
     if path.suffix.lower() not in FORMATS:
         raise WorkloadError([Problem(str(path), None, "--plot", "the plot file must end in .png or .svg")])
+    check_output_file(path, "--plot")
 
 
 def write_plot(result: RunResult, path: Path) -> None:
@@ -46,7 +48,12 @@ def write_plot(result: RunResult, path: Path) -> None:
         ax.grid(True, alpha=0.3)
         ax.legend()
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(suffix=path.suffix, dir=str(path.parent.resolve()))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=path.suffix, dir=str(path.parent.resolve()))
+    except OSError as error:
+        plt.close(fig)
+        raise PfssimError(f"{path}: --plot: cannot write: {error.strerror}") from None
     os.close(fd)
     try:
         fig.savefig(tmp, format=FORMATS[path.suffix.lower()])

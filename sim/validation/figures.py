@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim.benchmarks.driver import PointResult
+from sim.errors import PfssimError
 from sim.validation.score import BenchmarkScore, PointScore, UnscoredRun
 
 
@@ -109,8 +110,11 @@ def unscored_png(run: UnscoredRun) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    except OSError as error:
+        raise PfssimError(f"{path}: cannot write: {error.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -133,6 +137,7 @@ def figures(benchmarks: Sequence[BenchmarkScore], unscored: Sequence[UnscoredRun
 def write_figures(directory: Path, benchmarks: Sequence[BenchmarkScore], unscored: Sequence[UnscoredRun]) -> list[Path]:
     """Write every figure to ``directory`` as ``<name>.png``; returns the paths written."""
     written = []
+    directory.mkdir(parents=True, exist_ok=True)
     for name, data in figures(benchmarks, unscored).items():
         path = directory / f"{name}.png"
         write_atomic(path, data)

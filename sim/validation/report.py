@@ -22,6 +22,7 @@ from rich.table import Table
 from sim import __version__
 from sim.errors import PfssimError
 from sim.params import PARAMETERS
+from sim.report.files import check_output_file
 from sim.report.run import format_value
 from sim.validation.figures import benchmark_png, unscored_png, write_atomic
 from sim.validation.run import SEED
@@ -571,8 +572,7 @@ def check_report_path(path: Path) -> None:
     """Refuse a report file that is neither .md nor .html (before anything is simulated)."""
     if path.suffix.lower() not in REPORT_FORMATS:
         raise PfssimError(f"{path}: --report: the report file must end in .md or .html")
-    if path.is_dir():
-        raise PfssimError(f"{path}: --report: this is a folder; give a file name ending in .md or .html")
+    check_output_file(path, "--report")
 
 
 def write_report(repro: Reproduction, path: Path) -> list[Path]:
