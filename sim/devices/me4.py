@@ -221,7 +221,7 @@ class ReadAhead:
 
     # Lone reads remembered as possible stream starts: an implementation bound (a sweep has at
     # most a few hundred streams per virtual disk), not a model parameter. Streams themselves are
-    # bounded by the budget.
+    # bounded by the budget, or by the same number when the part gives no cache size.
     _RECENT = 4096
 
     def __init__(self, device: RaidDevice, ahead: float, budget: float | None) -> None:
@@ -269,6 +269,9 @@ class ReadAhead:
                 stream.top = end
         self._fetch_ahead(stream, end)
         self.streams[end] = stream
+        if len(self.streams) > self._RECENT:  # only without a cache size (no budget): keep memory bounded
+            next_offset, dropped = self.streams.popitem(last=False)
+            self.held -= dropped.top - next_offset
         if not events:
             done = Event(device.env)
             done.succeed()
