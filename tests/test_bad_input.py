@@ -72,6 +72,41 @@ CASES = {
         "already in RAID group meta.numa0.mdt0",
         "drives: [0, 1]",
     ),
+    "chunk size below BeeGFS's minimum": (
+        "  chunk_size: 2 MiB",
+        "  chunk_size: 1 B",
+        "filesystem.chunk_size",
+        "power of two of at least 64 KiB",
+        "chunk_size: 1 B",
+    ),
+    "more stripe targets than BeeGFS allows": (
+        "  num_targets: 3",
+        "  num_targets: 1000",
+        "filesystem.num_targets",
+        "less than or equal to 256",
+        "num_targets: 1000",
+    ),
+    "capacity efficiency above 1": (
+        "    value: 0.99",
+        "    value: 1.5",
+        "filesystem.capacity_efficiency.value",
+        "less than or equal to 1",
+        "value: 1.5",
+    ),
+    "HCA cabled to no switch": (
+        "{part: connectx4-edr, switch: cluster-fabric}",
+        "{part: connectx4-edr, switch: []}",
+        "clients[0].hcas[0].switch",
+        "at least 1 item",
+        "switch: []",
+    ),
+    "benchmark listed twice": (
+        "benchmarks: [beegfs-hp-iozone-seq, beegfs-hp-iozone-random]",
+        "benchmarks: [beegfs-hp-iozone-seq, beegfs-hp-iozone-random, beegfs-hp-iozone-seq]",
+        "benchmarks",
+        "listed twice: beegfs-hp-iozone-seq",
+        "benchmarks:",
+    ),
     "too few drives": (
         "{count: 6, level: 1, members: 2,",
         "{count: 7, level: 1, members: 2,",
@@ -179,3 +214,30 @@ def test_bad_read_ahead_setting_is_located(tmp_path) -> None:
     assert lines[0]["path"] == "enclosures[0].read_ahead"
     assert int(lines[0]["line"]) == _line_of(topology.read_text(), "read_ahead: fast")
     assert "'adaptive', 'stripe', 'disabled' or a size" in lines[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path", "fragment"),
+    [
+        ("block_size: 8 MiB", "block_size: 3 MiB", "filesystem.block_size", "not a block size mmcrfs accepts"),
+        ("subblocks_per_block: 512", "subblocks_per_block: 7", "filesystem.subblocks_per_block", "does not divide"),
+        ("inode_size: 4 KiB", "inode_size: 3 KiB", "filesystem.inode_size", "512, 1024 or 4096"),
+        ("metadata_replicas: 2", "metadata_replicas: 4", "filesystem.metadata_replicas", "less than or equal to 3"),
+    ],
+)
+def test_impossible_gpfs_settings_are_located(tmp_path, old: str, new: str, path: str, fragment: str) -> None:
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "pixstor-large.yaml").read_text()
+    assert old in text
+    topology = tmp_path / "gpfs.yaml"
+    topology.write_text(text.replace(old, new, 1))
+    result = run_cli("validate", str(topology))
+    assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    lines = [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
+    assert [m["path"] for m in lines] == [path], result.stdout
+    assert fragment in lines[0]["message"]
+    assert int(lines[0]["line"]) == _line_of(topology.read_text(), new)

@@ -116,6 +116,15 @@ def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
     assert under_a_file.code == 2 and under_a_file.stdout == "" and "is a file" in under_a_file.stderr
     assert run_cli("reproduce", "--plots", str(a_file / "figures")).code == 2
     assert run_cli("reproduce", "--report", str(a_file / "report.md")).code == 2
+    several = run_cli(
+        "run", TINY, "--cmd", "iozone -i 0 -r 0 -s 1g -t 2", "--cmd", "iozone -i 0 -r 1m -s 1g -t 2",
+        "--cmd", "mpirun -np 2 ior -w -t 1m", "--workload", "no-such-workload",
+    )  # fmt: skip
+    assert several.code == 2 and several.stdout == ""
+    assert "--cmd #1 -r:" in several.stderr and "--cmd #3 -b:" in several.stderr and "#2" not in several.stderr
+    assert "no-such-workload" in several.stderr
+    twice = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--workload", "beegfs-hp-iozone-seq")
+    assert twice.code == 2 and "selected twice" in twice.stderr
     negative_seed = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--seed", "-1")
     assert negative_seed.code == 2 and "non-negative" in negative_seed.stderr
     assert "Traceback" not in negative_seed.stderr

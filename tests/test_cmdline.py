@@ -163,6 +163,10 @@ def test_ior_verbosity_repeats() -> None:
         ("fio --rw=read", "fio", "not 'fio'"),
         ("iozone -i 0 -r 1m -s 1g -t 2 'unclosed", "", "quotes"),
         ("", "", "empty"),
+        ("iozone -i 0 -i 0 -r 4k -s 1g -t 2", "-i", "given twice"),
+        ("iozone -i 0 -r 4k -s -1g -t 2", "-s", "is negative"),
+        ("mpirun -np -8 ior -w -t 1m -b 1g", "-np", "is negative"),
+        ("mpirun -np 8 mdtest -F -u -I 10 -z 30 -b 10 -d /x", "-np", "more than the 2,097,152 pfssim simulates"),
     ],
 )
 def test_bad_commands_name_the_flag(command: str, path: str, fragment: str) -> None:

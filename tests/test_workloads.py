@@ -176,6 +176,16 @@ def _line_of(text: str, fragment: str) -> int:
         ("ops: [write, read]", "ops: [write, random_read]", "ops", "write / read only", "ops"),
         ("name: {name}", "name: other", "name", "differs from the file name", "name:"),
         ("benchmark: iozone_seq_nn", "benchmark: fio", "benchmark", "fio", "benchmark"),
+        ("record_size: 1 MiB", "record_size: 2 GiB", "threads", "less than one record", "threads"),
+        ("record_size: 1 MiB", "record_size: 1.5 B", "record_size", "whole number of bytes", "record_size"),
+        ("threads: [1, 2]", "threads: [1, 100000]", "threads[1]", "less than or equal to 65536", "threads"),
+        (
+            "file_size: 1 GiB",
+            "file_size: 1 GiB\nstripe:\n  chunk_size: 3 MiB",
+            "stripe.chunk_size",
+            "power of two",
+            "chunk_size",
+        ),
     ],
 )
 def test_bad_workload_is_located(tmp_path: Path, old: str, new: str, path: str, fragment: str, marker: str) -> None:
@@ -221,3 +231,25 @@ def test_names_resolve_beside_the_topology_when_installed(tmp_path, monkeypatch)
     shutil.rmtree(site / "workloads")
     with pytest.raises(WorkloadError, match="unknown workload 'beegfs-hp-iozone-seq'"):
         default_workloads(load_system(site / "topologies" / "beegfs-hdr100.yaml"))
+
+
+def test_thread_override_checks_the_file_holds_a_record() -> None:
+    # 8 TB over 16M threads leaves each file under one 1 MiB record: refused, not simulated forever.
+    workload = find_workload("beegfs-hp-iozone-seq")
+    with pytest.raises(WorkloadError, match="less than one record"):
+        workload.with_threads([1, 60000 * 256])
+    assert workload.with_threads([2, 1]).threads == [1, 2]
+
+
+def test_settings_of_another_file_system_are_refused() -> None:
+    from sim.benchmarks.driver import check_runnable
+    from sim.errors import PfssimError
+    from sim.topology.build import load_system
+
+    gpfs = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    beegfs = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    with pytest.raises(PfssimError, match="stripe: is a BeeGFS setting"):
+        check_runnable(gpfs, find_workload("beegfs-hc-iozone-seq"))
+    with pytest.raises(PfssimError, match="gpfs_pagepool_client is a GPFS setting"):
+        check_runnable(beegfs, find_workload("pixstor-iozone-random"))
+    check_runnable(gpfs, find_workload("pixstor-iozone-random"))

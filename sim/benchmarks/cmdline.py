@@ -187,6 +187,8 @@ class _Cursor:
             return glued
         token = self.next()
         if token is None or (token.startswith("-") and len(token) > 1):
+            if token is not None and token[1].isdigit():
+                _fail(flag, f"{flag} needs {what}, and {token!r} is negative")
             _fail(flag, f"{flag} needs {what} after it")
         return token
 
@@ -308,8 +310,9 @@ def _parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         flag, glued = _split_iozone(token)
         if flag == "-i":
             test = _iozone_test(cursor.value(flag, glued, "a test number"))
-            if test not in tests:
-                tests.append(test)
+            if test in tests:
+                _fail("-i", f"-i {test} is given twice")
+            tests.append(test)
         elif flag == "-r":
             record = _size(flag, cursor.once(flag, cursor.value(flag, glued, "a record size")), 1024, "1m")
         elif flag == "-s":

@@ -31,7 +31,7 @@ import simpy
 
 from sim.benchmarks.straggler import last_task_factor
 from sim.config.system import BeeGFSSpec
-from sim.config.workload import AnyWorkload, MdtestWorkload
+from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.engine.stats import batch_estimate, mser_cut
@@ -340,6 +340,14 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
     """Refuse, before anything is simulated, a workload the system cannot run."""
     if not system.storage_targets and not isinstance(workload, MdtestWorkload):
         raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
+    if isinstance(workload, Workload):
+        kind = system.spec.filesystem.kind
+        if workload.stripe is not None and kind != "beegfs":
+            raise PfssimError(
+                f"{workload.name}: stripe: is a BeeGFS setting (beegfs-ctl --setpattern); {system.name} runs {kind}"
+            )
+        if workload.gpfs_pagepool_client is not None and kind != "gpfs":
+            raise PfssimError(f"{workload.name}: gpfs_pagepool_client is a GPFS setting; {system.name} runs {kind}")
 
 
 def run_workload(

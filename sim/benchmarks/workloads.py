@@ -49,6 +49,8 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
         return problem
     if "file_size" in message and "aggregate_size" in message:
         keys = [key for key in ("aggregate_size", "file_size") if key in data]
+    elif message.startswith("record_size"):
+        keys = ["record_size"]
     elif "thread" in message:
         keys = ["threads"]
     elif "operation" in message or " runs " in message:

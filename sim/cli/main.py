@@ -14,7 +14,8 @@ from pathlib import Path
 from rich.console import Console
 
 from sim import __version__
-from sim.errors import PfssimError, Problem
+from sim.config.quantities import MAX_THREADS
+from sim.errors import PfssimError, Problem, WorkloadError
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -91,6 +92,8 @@ def _thread_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError("thread counts must be positive integers")
+    if max(values) > MAX_THREADS:
+        raise argparse.ArgumentTypeError(f"pfssim simulates at most {MAX_THREADS} threads, got {max(values)}")
     return sorted(set(values))
 
 
@@ -106,8 +109,12 @@ def _seed(text: str) -> int:
 
 def _print_problems(problems: Sequence[Problem], stream: object = None) -> None:
     out = stream if stream is not None else sys.stderr
+    seen: set[str] = set()
     for problem in problems:
-        print(str(problem), file=out)  # type: ignore[arg-type]
+        line = str(problem)
+        if line not in seen:  # a template's mistake is found once per server built from it
+            seen.add(line)
+            print(line, file=out)  # type: ignore[arg-type]
 
 
 def _progress():  # noqa: ANN202 - a rich Progress
@@ -174,8 +181,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sim.topology.build import load_system
 
     system = load_system(args.topology)
-    chosen: list[AnyWorkload] = [find_workload(w, args.topology) for w in args.workload]
-    chosen += [parse_command(c, name=f"cmd{i + 1}") for i, c in enumerate(args.cmd)]
+    chosen: list[AnyWorkload] = []
+    problems: list[Problem] = []
+    for given in args.workload:
+        try:
+            chosen.append(find_workload(given, args.topology))
+        except PfssimError as exc:
+            problems += getattr(exc, "problems", None) or [Problem("--workload", None, "", str(exc))]
+    for i, command in enumerate(args.cmd):
+        try:
+            chosen.append(parse_command(command, name=f"cmd{i + 1}"))
+        except PfssimError as exc:
+            # Name the command when several are given: each --cmd is reported, not only the first bad one.
+            label = f"--cmd #{i + 1}" if len(args.cmd) > 1 else "--cmd"
+            for problem in getattr(exc, "problems", None) or [Problem("--cmd", None, "", str(exc))]:
+                problems.append(Problem(label, problem.line, problem.path, problem.message))
+    names = [w.name for w in chosen]
+    problems += [
+        Problem("--workload", None, "", f"{name!r} is selected twice")
+        for name in sorted(set(names))
+        if names.count(name) > 1
+    ]
+    if problems:
+        raise WorkloadError(problems)
     workloads = chosen if chosen else default_workloads(system)
     if args.threads:
         workloads = [w.with_threads(args.threads) for w in workloads]

@@ -176,7 +176,8 @@ class Catalogue:
 def unknown_part_message(kind: str, name: str, known: list[str]) -> str:
     """'unknown part X' with the known names of that kind, so the fix is visible."""
     listing = ", ".join(known) if known else "none defined"
-    return f"unknown {kind[:-1].replace('_', ' ')} part {name!r} (known: {listing})"
+    singular = kind[:-2] if kind.endswith("ses") else kind[:-1]  # buses -> bus, drives -> drive
+    return f"unknown {singular.replace('_', ' ')} part {name!r} (known: {listing})"
 
 
 def catalogue_dir_for(topology: Path) -> Path:

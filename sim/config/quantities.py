@@ -36,9 +36,28 @@ def _read_ahead(value: object) -> str | float:
         ) from None
 
 
+def _beegfs_chunk(value: object) -> float:
+    size = parse_quantity(value, Dimension.SIZE)
+    if size < 65536 or int(size) & (int(size) - 1) or size != int(size):
+        raise ValueError(
+            f"a BeeGFS chunk size is a power of two of at least 64 KiB (STRIPEPATTERN_MIN_CHUNKSIZE), got {size:.0f} B"
+        )
+    return size
+
+
+# A BeeGFS stripe chunk size, checked as beegfs-ctl --setpattern checks it.
+ChunkSize = Annotated[float, BeforeValidator(_beegfs_chunk)]
+# GPFS block sizes mmcrfs accepts ("Block size must be 64K, 128K, 256K, 512K, 1M, 2M, 4M, 8M or 16M.").
+GPFS_BLOCK_SIZES = tuple(float(65536 << k) for k in range(9))
+
+
 # An ME4 volume's read-ahead setting: one of the named settings, or a size in bytes.
 ReadAheadSetting = Annotated[str | float, BeforeValidator(_read_ahead)]
 Count = Annotated[int, Field(ge=1, strict=True)]
+# The largest thread (or MPI task) count pfssim simulates: the published sweeps stop at 1,024, a
+# point at 8,192 threads takes about 12 s, and far beyond this a run would exhaust time or memory.
+MAX_THREADS = 65536
+ThreadCount = Annotated[int, Field(ge=1, le=MAX_THREADS, strict=True)]
 Index = Annotated[int, Field(ge=0, strict=True)]
 Text = Annotated[str, Field(min_length=1)]
 

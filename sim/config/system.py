@@ -8,11 +8,11 @@ the system is built (:mod:`sim.topology.build`), with the same file/line/path me
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from sim.config.quantities import Count, Index, Model, ReadAheadSetting, Size, Text
+from sim.config.quantities import GPFS_BLOCK_SIZES, ChunkSize, Count, Index, Model, ReadAheadSetting, Size, Text
 
 RaidLevel = Literal[0, 1, 5, 6, 10]
 
@@ -34,7 +34,7 @@ class HcaRef(PartRef):
     """An HCA and the switch (or switches, alternating by index) its port is cabled to."""
 
     name: Text | None = None
-    switch: Text | list[Text]
+    switch: Text | Annotated[list[Text], Field(min_length=1)]
 
 
 class PcieSwitchRef(PartRef):
@@ -219,17 +219,23 @@ class SourcedValue(Model):
     source: Text
 
 
+class Efficiency(SourcedValue):
+    """The fraction of the raw capacity a file system makes usable, with its source."""
+
+    value: float = Field(gt=0, le=1)
+
+
 class BeeGFSSpec(Model):
     """BeeGFS settings the model uses, with defaults documented in docs/design.md."""
 
     kind: Literal["beegfs"]
     version: Text | None = None
-    chunk_size: Size
-    num_targets: Count
+    chunk_size: ChunkSize
+    num_targets: Annotated[int, Field(ge=1, le=256, strict=True)]  # DIRINODE_MAX_STRIPE_TARGETS
     target_chooser: Literal["randomized", "roundrobin", "randomrobin", "randominternode"]
     workers: dict[Literal["meta", "storage"], Count]
     conn_max_internode: dict[Literal["client", "meta", "storage"], Count]
-    capacity_efficiency: SourcedValue
+    capacity_efficiency: Efficiency
 
 
 class GpfsNsdSpec(Model):
@@ -256,11 +262,35 @@ class GpfsSpec(Model):
     subblocks_per_block: Count
     allocation: Literal["scattered", "cluster"]
     inode_size: Size
-    metadata_replicas: Count = 1
-    data_replicas: Count = 1
+    metadata_replicas: Annotated[int, Field(ge=1, le=3, strict=True)] = 1  # "the maximum replication factor is 3"
+    data_replicas: Annotated[int, Field(ge=1, le=3, strict=True)] = 1
     pagepool: PagepoolSpec
     nsds: list[GpfsNsdSpec] = Field(min_length=1)
-    capacity_efficiency: SourcedValue
+    capacity_efficiency: Efficiency
+
+    @field_validator("block_size")
+    @classmethod
+    def _block_size(cls, size: float) -> float:
+        if size not in GPFS_BLOCK_SIZES:
+            raise ValueError(
+                f"{size:.0f} B is not a block size mmcrfs accepts (64K, 128K, 256K, ... 16M: powers of two)"
+            )
+        return size
+
+    @field_validator("subblocks_per_block")
+    @classmethod
+    def _subblocks(cls, count: int, info: ValidationInfo) -> int:
+        block = info.data.get("block_size")
+        if block is not None and block % count:
+            raise ValueError(f"a {block:.0f} B block does not divide into {count} subblocks")
+        return count
+
+    @field_validator("inode_size")
+    @classmethod
+    def _inode_size(cls, size: float) -> float:
+        if size not in (512.0, 1024.0, 4096.0):
+            raise ValueError(f"{size:.0f} B: mmcrfs -i takes 512, 1024 or 4096 bytes")
+        return size
 
 
 class SystemSpec(Model):
@@ -271,6 +301,15 @@ class SystemSpec(Model):
     source: Text
     assumptions: list[Text] = []
     benchmarks: list[Text] = Field(min_length=1)
+
+    @field_validator("benchmarks")
+    @classmethod
+    def _distinct_benchmarks(cls, names: list[str]) -> list[str]:
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"listed twice: {', '.join(twice)}")
+        return names
+
     parts: dict[str, dict[str, dict[str, Any]]] = {}
     templates: dict[str, ServerBody] = {}
     network: NetworkSpec

@@ -98,7 +98,8 @@ def parse_quantity(value: object, dimension: Dimension, *, allow_zero: bool = Fa
         raise UnitError(f"expected a {dimension.value} such as {_EXAMPLES[dimension]}, got {value!r}")
     match = _QUANTITY.match(value)
     if match is None:
-        raise UnitError(f"cannot read {value!r} as a {dimension.value}; write e.g. {_EXAMPLES[dimension]}")
+        article = "an" if dimension.value[0] in "aeiou" else "a"
+        raise UnitError(f"cannot read {value!r} as {article} {dimension.value}; write e.g. {_EXAMPLES[dimension]}")
     if match.group(1) is not None:
         number, multiplier, unit = match.group(1), match.group(2), match.group(3)
     else:

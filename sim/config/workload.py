@@ -13,7 +13,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from sim.config.quantities import Count, Index, Model, Size, Text
+from sim.config.quantities import ChunkSize, Count, Index, Model, Size, Text, ThreadCount
 from sim.config.units import Dimension, parse_quantity
 from sim.errors import Problem, WorkloadError
 
@@ -24,8 +24,8 @@ Benchmark = Literal["iozone_seq_nn", "iozone_random_nn", "ior_seq_n1", "ior_seq_
 class StripeOverride(Model):
     """File-system striping the benchmark's directory was set to (e.g. ``beegfs-ctl --setpattern``)."""
 
-    num_targets: Count | None = None
-    chunk_size: Size | None = None
+    num_targets: Annotated[int, Field(ge=1, le=256, strict=True)] | None = None  # DIRINODE_MAX_STRIPE_TARGETS
+    chunk_size: ChunkSize | None = None
 
 
 class Workload(Model):
@@ -51,7 +51,7 @@ class Workload(Model):
     file_size: Size | None = None
     aggregate_size: Size | None = None
     max_file_size: Size | None = None
-    threads: list[Count] = Field(min_length=1)
+    threads: list[ThreadCount] = Field(min_length=1)
     placement: Literal["round_robin"] = "round_robin"
     stripe: StripeOverride | None = None
     gpfs_pagepool_client: Size | None = None
@@ -69,7 +69,25 @@ class Workload(Model):
             raise ValueError("an operation is listed twice")
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
             raise ValueError("threads must be increasing and distinct")
+        if self.record_size != int(self.record_size):
+            raise ValueError(f"record_size must be a whole number of bytes, got {self.record_size:g} B")
+        problems = self.thread_problems(self.threads)
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
+
+    def thread_problems(self, threads: list[int]) -> list[str]:
+        """Why some of ``threads`` cannot run this workload: each thread's file (or block of the shared
+        file) must hold at least one record."""
+        short = [count for count in threads if self.file_size_for(count) < self.record_size]
+        if not short:
+            return []
+        largest = self.file_size_for(short[0])
+        counts = ", ".join(str(count) for count in short)
+        return [
+            f"at {counts} threads each thread's file holds less than one record ({self.record_size:.0f} B; "
+            f"{largest:.0f} B at {short[0]} threads); drop those thread counts, or raise the file or aggregate size"
+        ]
 
     def file_size_for(self, threads: int) -> float:
         """Bytes each thread's file (or its block of the shared file) holds at ``threads`` threads."""
@@ -84,8 +102,13 @@ class Workload(Model):
         return list(self.ops)
 
     def with_threads(self, threads: list[int]) -> Workload:
-        """The same workload over another thread sweep (``pfssim run --threads``)."""
-        return self.model_copy(update={"threads": sorted(set(threads))})
+        """The same workload over another thread sweep (``pfssim run --threads``); thread counts the
+        workload cannot use are errors."""
+        counts = sorted(set(threads))
+        problems = self.thread_problems(counts)
+        if problems:
+            raise WorkloadError([Problem("--threads", None, "", f"{self.name}: {p}") for p in problems])
+        return self.model_copy(update={"threads": counts})
 
 
 # ---------------------------------------------------------------------------------------------- mdtest
@@ -127,6 +150,12 @@ def _tree_dirs(branching: int, depth: int) -> int:
     return (branching ** (depth + 1) - 1) // (branching - 1)
 
 
+# The most directories (over all tasks' trees) a simulated MDtest run may have: the model keeps
+# each directory's state (about 600 bytes: 2M directories take about 1.2 GB per worker process),
+# and -b 10 -z 8 would be a hundred million of them per task.
+MAX_TREE_DIRS = 1 << 21
+
+
 class MdtestWorkload(Model):
     """An mdtest run on files: each task creates, stats, reads and removes its files, phase by phase.
 
@@ -166,7 +195,7 @@ class MdtestWorkload(Model):
     benchmark: Literal["mdtest"]
     command: Text | None = None
     ops: list[MdtestOp] = Field(default_factory=lambda: list(MDTEST_PHASES), min_length=1)
-    threads: list[Count] = Field(min_length=1)
+    threads: list[ThreadCount] = Field(min_length=1)
     placement: Literal["round_robin"] = "round_robin"
     files_only: bool
     dirs_only: bool = False
@@ -243,19 +272,32 @@ class MdtestWorkload(Model):
     def thread_problems(self, threads: list[int]) -> list[str]:
         """Why some of ``threads`` cannot run this workload (empty when all can).
 
-        Only the total_files rule depends on the thread count: the directories per task,
-        ``total_files / threads / items_per_dir``, must come out a whole number of at least 1.
+        Under the total_files rule the directories per task, ``total_files / threads /
+        items_per_dir``, must come out a whole number of at least 1. And the directories of all
+        trees (one per task with ``unique_dir``) must stay within :data:`MAX_TREE_DIRS`.
         """
-        if self.total_files is None:
-            return []
-        per_dir = self.items_per_dir or 1
+        if self.total_files is not None:
+            per_dir = self.items_per_dir or 1
+            problems = [
+                f"at {count} threads, total_files {self.total_files} / {count} threads / items_per_dir {per_dir} "
+                f"= {self.total_files / count / per_dir:g} directories per task, not a whole number of at least 1; "
+                "drop that thread count or change total_files"
+                for count in threads
+                if self.total_files % (count * per_dir)
+            ]
+            if problems:
+                return problems
         return [
-            f"at {count} threads, total_files {self.total_files} / {count} threads / items_per_dir {per_dir} "
-            f"= {self.total_files / count / per_dir:g} directories per task, not a whole number of at least 1; "
-            "drop that thread count or change total_files"
+            f"at {count} threads the trees hold {self.all_dirs(count):,} directories, more than the "
+            f"{MAX_TREE_DIRS:,} pfssim simulates (the published runs use a few thousand); shrink -b, -z or the "
+            "thread count"
             for count in threads
-            if self.total_files % (count * per_dir)
+            if self.all_dirs(count) > MAX_TREE_DIRS
         ]
+
+    def all_dirs(self, threads: int) -> int:
+        """Directories of every tree at ``threads`` tasks: one tree per task with ``unique_dir``."""
+        return self.tree_dirs(threads) * (threads if self.unique_dir else 1)
 
     def branching_for(self, threads: int) -> int:
         """The ``-b`` the run used at ``threads`` tasks (derived under the total_files rule)."""

@@ -56,6 +56,9 @@ class BeeGFSModel:
         self.server_cpu = value("beegfs_storage_request_cpu_s")
         self.client_cpu = value("beegfs_client_request_cpu_s")
         self.targets = ctx.system.storage_targets
+        # "If fewer targets are available than requested, the file simply gets fewer" (the chooser
+        # clamps numTargets to the pool; modeling-facts 1.1).
+        self.num_targets = min(self.num_targets, len(self.targets))
         self.service_of = {t: ctx.system.services_of(t)[0] for t in self.targets}
         self.workers = {
             t: Pool(ctx.env, f"{t}.workers", self.service_of[t].workers or self.worker_count) for t in self.targets
