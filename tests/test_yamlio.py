@@ -34,3 +34,13 @@ def test_malformed_yaml_is_located(text: str, line: int) -> None:
 
 def test_format_path() -> None:
     assert format_path(("servers", 2, "numa", 1, "hca")) == "servers[2].numa[1].hca"
+
+
+def test_nested_aliases_cannot_blow_up() -> None:
+    # Seven levels of ten aliases would be ten million values from seven short lines.
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{k}: &l{k} [{', '.join([f'*l{k - 1}'] * 10)}]" for k in range(1, 7)]
+    with pytest.raises(ConfigError, match="expands to more than 1,000,000 values"):
+        load_yaml_text("\n".join(lines), "bomb.yaml")
+    data, _ = load_yaml_text("\n".join(lines[:3]), "small.yaml")  # 1,110 values: fine
+    assert len(data["l2"]) == 10 and data["l2"][0][0] == ["x"] * 10

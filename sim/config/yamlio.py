@@ -60,7 +60,22 @@ def _scalar(node: yaml.Node) -> Any:
     return _LOADER.construct_object(node, deep=True)
 
 
-def _construct(node: yaml.Node, path: PathKey, smap: SourceMap, problems: list[Problem]) -> Any:
+# The most values one document may expand to. Aliases (``*name``) repeat a node without repeating
+# its text, so nine nested levels of ten aliases would expand to a billion values.
+MAX_VALUES = 1_000_000
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _construct(
+    node: yaml.Node, path: PathKey, smap: SourceMap, problems: list[Problem], budget: list[int] | None = None
+) -> Any:
+    budget = budget if budget is not None else [MAX_VALUES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooLarge
     smap.lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
@@ -85,10 +100,10 @@ def _construct(node: yaml.Node, path: PathKey, smap: SourceMap, problems: list[P
                 )
                 continue
             smap.lines[(*path, key)] = key_node.start_mark.line + 1  # errors point at the key
-            result[key] = _construct(value_node, (*path, key), smap, problems)
+            result[key] = _construct(value_node, (*path, key), smap, problems, budget)
         return result
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, (*path, i), smap, problems) for i, item in enumerate(node.value)]
+        return [_construct(item, (*path, i), smap, problems, budget) for i, item in enumerate(node.value)]
     return _scalar(node)
 
 
@@ -109,6 +124,10 @@ def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
     problems: list[Problem] = []
     try:
         data = _construct(node, (), smap, problems)
+    except _TooLarge:
+        raise ConfigError(
+            [Problem(file, None, "", f"the document expands to more than {MAX_VALUES:,} values (nested YAML aliases?)")]
+        ) from None
     except yaml.YAMLError as exc:  # e.g. a bad timestamp or an unknown tag
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError([Problem(file, mark.line + 1 if mark else None, "", f"malformed YAML: {exc}")]) from None
