@@ -241,3 +241,22 @@ def test_impossible_gpfs_settings_are_located(tmp_path, old: str, new: str, path
     assert [m["path"] for m in lines] == [path], result.stdout
     assert fragment in lines[0]["message"]
     assert int(lines[0]["line"]) == _line_of(topology.read_text(), new)
+
+
+def test_a_bad_enclosure_is_reported_once_without_echoes(tmp_path) -> None:
+    # A typo in the ME4084's overrides: the enclosure is not built, and the servers' SAS cabling
+    # to "me4084-*" must not add "no enclosure matches" lines that only echo it.
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
+    old = "    part: powervault-me4084\n"
+    assert text.count(old) == 1
+    topology = tmp_path / "hc.yaml"
+    topology.write_text(text.replace(old, old + "    overrides: {array_seq_wrtie: 6 GB/s}\n"))
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    lines = [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
+    assert [m["path"] for m in lines] == ["enclosures[0].overrides.array_seq_wrtie"], result.stdout

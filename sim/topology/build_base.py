@@ -58,6 +58,7 @@ class BuilderBase:
         self.hbas_of_server: dict[str, list[tuple[str, int, int]]] = {}
         self.pools: dict[str, _Pool] = {}
         self.controllers: dict[str, list[str]] = {}
+        self.enclosure_failed = False  # an enclosure entry was reported and not built
         self.controller_ports: dict[str, int] = {}
         self.controller_cables: dict[str, int] = {}
         self.switch_ports: dict[str, int] = {}

@@ -209,6 +209,8 @@ class ServerSteps(StorageSteps):
         """
         enclosures = [e for e in self.controllers if fnmatch.fnmatchcase(e, pattern)]
         if not enclosures:
+            if self.enclosure_failed:
+                return  # the enclosure's own problem is reported; this would only echo it
             known = ", ".join(self.controllers) or "none"
             self.problem((*path, "enclosures"), f"no enclosure matches {pattern!r} (enclosures: {known})")
             return

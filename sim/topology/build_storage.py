@@ -29,6 +29,7 @@ class StorageSteps(BuilderBase):
                 for name in self.names(enc.name, enc.count, enc.start, path):
                     self.build_enclosure(name, enc, part, path)
             except _Abort:
+                self.enclosure_failed = True
                 continue
 
     def build_enclosure(self, name: str, enc: Any, part: Enclosure, path: YamlPath) -> None:
