@@ -51,8 +51,15 @@ def _message(error: Any) -> str:
     for prefix in ("Value error, ", "Assertion failed, "):
         if message.startswith(prefix):
             message = message[len(prefix) :]
-    if kind in ("literal_error", "union_tag_invalid"):
+    if kind == "literal_error":
         message += f" (got {error.get('input')!r})"
+    elif kind == "union_tag_invalid":  # the input is the whole mapping; the message already names the tag
+        tag = error.get("ctx", {}).get("tag")
+        expected = error.get("ctx", {}).get("expected_tags")
+        if tag is not None and expected is not None:
+            message = f"unknown kind {tag!r}; expected {expected}"
+    elif kind in ("dict_type", "model_type"):
+        message = f"expected a mapping of keys to values, got {type(error.get('input')).__name__}"
     return message
 
 

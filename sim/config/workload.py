@@ -278,15 +278,15 @@ class MdtestWorkload(Model):
         """
         if self.total_files is not None:
             per_dir = self.items_per_dir or 1
-            problems = [
-                f"at {count} threads, total_files {self.total_files} / {count} threads / items_per_dir {per_dir} "
-                f"= {self.total_files / count / per_dir:g} directories per task, not a whole number of at least 1; "
-                "drop that thread count or change total_files"
-                for count in threads
-                if self.total_files % (count * per_dir)
-            ]
-            if problems:
-                return problems
+            bad = [count for count in threads if self.total_files % (count * per_dir)]
+            if bad:
+                first = bad[0]
+                counts = ", ".join(str(count) for count in bad)
+                return [
+                    f"at {counts} threads, total_files / threads / items_per_dir is not a whole number of "
+                    f"directories per task of at least 1 (at {first}: {self.total_files} / {first} / {per_dir} "
+                    f"= {self.total_files / first / per_dir:g}); drop those thread counts or change total_files"
+                ]
         return [
             f"at {count} threads the trees hold {self.all_dirs(count):,} directories, more than the "
             f"{MAX_TREE_DIRS:,} pfssim simulates (the published runs use a few thousand); shrink -b, -z or the "
