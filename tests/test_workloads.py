@@ -253,3 +253,15 @@ def test_settings_of_another_file_system_are_refused() -> None:
     with pytest.raises(PfssimError, match="gpfs_pagepool_client is a GPFS setting"):
         check_runnable(beegfs, find_workload("pixstor-iozone-random"))
     check_runnable(gpfs, find_workload("pixstor-iozone-random"))
+
+
+def test_unknown_benchmark_is_the_only_finding(tmp_path: Path) -> None:
+    # A typo in an mdtest file's benchmark must not list every mdtest key as unknown to IOzone.
+    text = (ROOT / "workloads" / "mdtest-beegfs-hp.yaml").read_text()
+    assert "benchmark: mdtest\n" in text
+    file = tmp_path / "mdtest-beegfs-hp.yaml"
+    file.write_text(text.replace("benchmark: mdtest\n", "benchmark: mdtest3\n"))
+    with pytest.raises(WorkloadError) as info:
+        load_workload(file)
+    assert [p.path for p in info.value.problems] == ["benchmark"]
+    assert "benchmark: mdtest" in info.value.problems[0].message

@@ -98,7 +98,11 @@ def load_workload(path: Path) -> AnyWorkload:
         try:
             workload = validate_model(Workload, data, smap)
         except ConfigError as exc:
-            raise WorkloadError([_relocate(p, data, smap) for p in exc.problems]) from None
+            problems = [_relocate(p, data, smap) for p in exc.problems]
+            about_benchmark = [p for p in problems if p.path == "benchmark"]
+            # With an unknown benchmark the other keys were checked against the wrong schema: the
+            # benchmark's own line is the only finding worth reading.
+            raise WorkloadError(about_benchmark or problems) from None
     if workload.name != path.stem:
         raise WorkloadError(
             [
