@@ -139,7 +139,8 @@ class Builder(ServerSteps, ServiceSteps):
             if cables > self.switch_ports[switch]:
                 self.problem(
                     self.switch_paths[switch],
-                    f"{cables} HCAs are cabled to {switch} but it has {self.switch_ports[switch]} ports",
+                    f"{cables} cables (HCAs and inter-switch links) end at {switch} but it has "
+                    f"{self.switch_ports[switch]} ports",
                 )
 
     def check_unassigned_groups(self) -> None:
