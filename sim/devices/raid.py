@@ -72,14 +72,23 @@ class RaidDevice:
         """When an I/O submitted now completes (only for ``computable`` groups)."""
         self.bytes[op] += size
         if self.level == 0:
-            # The split depends only on the offset within a full stripe: memoise it (hot path).
-            width = self.n * self.su
+            su = self.su
+            width = self.n * su
             row = offset // width
-            key = (offset - row * width, size)
+            in_stripe = offset - row * width
+            chunk = int(in_stripe // su)
+            within = in_stripe - chunk * su
+            base = row * su
+            if within + size <= su + 1e-6:  # within one chunk: one member (small random I/O, hot path)
+                return self.members[chunk].finish_time(op, base + within, size)  # type: ignore[union-attr]
+            # The split depends only on the offset within a full stripe: memoise it while the
+            # offsets repeat (aligned records); unaligned ones would only grow the table.
+            key = (in_stripe, size)
             pattern = self._split.get(key)
             if pattern is None:
-                pattern = self._split[key] = self._stripe(key[0], size, self.n, lambda c: (c % self.n, c // self.n))
-            base = row * self.su
+                pattern = self._stripe(in_stripe, size, self.n, lambda c: (c % self.n, c // self.n))
+                if len(self._split) < 4096:
+                    self._split[key] = pattern
             end = 0.0
             for m, o, ln in pattern:
                 finish = self.members[m].finish_time(op, base + o, ln)  # type: ignore[union-attr]
