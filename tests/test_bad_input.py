@@ -107,6 +107,13 @@ CASES = {
         "listed twice: beegfs-hp-iozone-seq",
         "benchmarks:",
     ),
+    "override naming an unknown bus": (
+        "{part: connectx4-edr, switch: cluster-fabric}",
+        "{part: connectx4-edr, switch: cluster-fabric, overrides: {host: {bus: pcie9}}}",
+        "clients[0].hcas[0].overrides.host.bus",
+        "unknown bus part 'pcie9'",
+        "pcie9",
+    ),
     "too few drives": (
         "{count: 6, level: 1, members: 2,",
         "{count: 7, level: 1, members: 2,",
@@ -260,3 +267,26 @@ def test_a_bad_enclosure_is_reported_once_without_echoes(tmp_path) -> None:
     assert result.code == 2
     lines = [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
     assert [m["path"] for m in lines] == ["enclosures[0].overrides.array_seq_wrtie"], result.stdout
+
+
+def test_a_service_needs_a_sas_cable_to_its_targets(tmp_path) -> None:
+    # meta0 has no SAS cable to the ME4084s; a storage service there serving one of their virtual
+    # disks used to pass validate and crash the run (no SAS port to choose from).
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
+    meta0 = '      - {kind: beegfs-meta, count: 6, targets: ["me4024-0.vd[0-5]"]}\n'
+    storage0 = '      - {kind: beegfs-storage, targets: ["me4084-*.vd[0-3]"]}\n'
+    assert meta0 in text and storage0 in text
+    text = text.replace(meta0, meta0 + '      - {kind: beegfs-storage, targets: ["me4084-0.vd0"]}\n')
+    text = text.replace(
+        storage0, '      - {kind: beegfs-storage, targets: ["me4084-[123].vd[0-3]", "me4084-0.vd[123]"]}\n'
+    )
+    topology = tmp_path / "hc.yaml"
+    topology.write_text(text)
+    result = run_cli("validate", str(topology))
+    assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    assert "has no SAS cable to me4084-0.ctrl" in result.stdout, result.stdout

@@ -166,7 +166,10 @@ def test_ior_verbosity_repeats() -> None:
         ("iozone -i 0 -i 0 -r 4k -s 1g -t 2", "-i", "given twice"),
         ("iozone -i 0 -r 4k -s -1g -t 2", "-s", "is negative"),
         ("mpirun -np -8 ior -w -t 1m -b 1g", "-np", "is negative"),
-        ("mpirun -np 8 mdtest -F -u -I 10 -z 30 -b 10 -d /x", "-np", "more than the 2,097,152 pfssim simulates"),
+        ("mpirun -np 8 mdtest -F -u -I 10 -z 30 -b 10 -d /x", "-z", "more than 2,097,152 directories"),
+        ("mpirun -np 64 mdtest -F -u -I 10 -z 5 -b 10 -d /x", "-np", "more than the 2,097,152 pfssim simulates"),
+        ("mpirun -np 2 mdtest -F -n 10 -b 1000000000 -z 100000000", "-z", "more than 2,097,152 directories"),
+        ("iozone -i 0 -r 1m -s 1000000000000000g -t 1", "-s", "more than 2^53 B"),
     ],
 )
 def test_bad_commands_name_the_flag(command: str, path: str, fragment: str) -> None:

@@ -64,7 +64,12 @@ def test_bandwidth_round_trip(value: float, unit: str) -> None:
 
 @given(value=positive, unit=st.sampled_from(sorted(SIZE_UNITS)))
 def test_size_round_trip(value: float, unit: str) -> None:
-    assert parse_quantity(f"{value!r} {unit}", Dimension.SIZE) == pytest.approx(value * SIZE_UNITS[unit], rel=1e-12)
+    text = f"{value!r} {unit}"
+    if value * SIZE_UNITS[unit] > 2**53:  # beyond exact byte offsets: refused, saying why
+        with pytest.raises(UnitError, match="2\\^53"):
+            parse_quantity(text, Dimension.SIZE)
+        return
+    assert parse_quantity(text, Dimension.SIZE) == pytest.approx(value * SIZE_UNITS[unit], rel=1e-12)
 
 
 @given(value=positive, unit=st.sampled_from(sorted(DURATION_UNITS)))

@@ -178,6 +178,7 @@ def _line_of(text: str, fragment: str) -> int:
         ("benchmark: iozone_seq_nn", "benchmark: fio", "benchmark", "fio", "benchmark"),
         ("record_size: 1 MiB", "record_size: 2 GiB", "threads", "less than one record", "threads"),
         ("record_size: 1 MiB", "record_size: 1.5 B", "record_size", "whole number of bytes", "record_size"),
+        ("file_size: 1 GiB", "file_size: 1 GiB\nmax_file_size: 2 GiB", "max_file_size", "caps an aggregate", "max_"),
         ("threads: [1, 2]", "threads: [1, 100000]", "threads[1]", "less than or equal to 65536", "threads"),
         (
             "file_size: 1 GiB",
@@ -253,6 +254,9 @@ def test_settings_of_another_file_system_are_refused() -> None:
     with pytest.raises(PfssimError, match="gpfs_pagepool_client is a GPFS setting"):
         check_runnable(beegfs, find_workload("pixstor-iozone-random"))
     check_runnable(gpfs, find_workload("pixstor-iozone-random"))
+    huge = find_workload("pixstor-iozone-random").model_copy(update={"gpfs_pagepool_client": 100 * 2.0**40})
+    with pytest.raises(PfssimError, match="does not fit in the 192 GiB"):
+        check_runnable(gpfs, huge)
 
 
 def test_unknown_benchmark_is_the_only_finding(tmp_path: Path) -> None:

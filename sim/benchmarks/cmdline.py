@@ -218,7 +218,10 @@ def _size(flag: str, text: str, plain_unit: int, example: str) -> int:
     number, suffix = int(match[1]), match[2].lower()
     if number == 0:
         _fail(flag, f"{flag} must be positive, got {text!r}")
-    return number * (_BINARY[suffix] if suffix else plain_unit)
+    size = number * (_BINARY[suffix] if suffix else plain_unit)
+    if size > 2**53:
+        _fail(flag, f"{text!r} is more than 2^53 B (9 PB), beyond which byte offsets are not exact")
+    return size
 
 
 def _check_placeholders(tokens: list[str]) -> None:

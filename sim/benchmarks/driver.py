@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import simpy
 
 from sim.benchmarks.straggler import last_task_factor
-from sim.config.system import BeeGFSSpec
+from sim.config.system import BeeGFSSpec, GpfsSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
@@ -348,6 +348,15 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
             )
         if workload.gpfs_pagepool_client is not None and kind != "gpfs":
             raise PfssimError(f"{workload.name}: gpfs_pagepool_client is a GPFS setting; {system.name} runs {kind}")
+        fs = system.spec.filesystem
+        if isinstance(fs, GpfsSpec):
+            pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
+            for clients in system.spec.clients:
+                if clients.memory is not None and pagepool >= clients.memory:
+                    raise PfssimError(
+                        f"{workload.name}: a client pagepool of {pagepool / 2**30:g} GiB does not fit in the "
+                        f"{clients.memory / 2**30:g} GiB of {clients.name} (GPFS pins the pagepool in memory)"
+                    )
 
 
 def run_workload(

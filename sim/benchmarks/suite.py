@@ -73,7 +73,8 @@ def run_suite(
         try:
             # fork, as in sim/validation/run.py: the workers inherit the loaded system.
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            # No more processes than points: --workers 5000 on a four-point run forks four.
+            with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
                 futures = {pool.submit(_run_suite_point, task): task for task in order}
                 for future in as_completed(futures):
                     point = points[futures[future]] = future.result()

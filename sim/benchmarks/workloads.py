@@ -47,7 +47,9 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
         return Problem(problem.file, problem.line, problem.path, f"{message}; an mdtest workload has benchmark: mdtest")
     if problem.path or not isinstance(data, dict):
         return problem
-    if "file_size" in message and "aggregate_size" in message:
+    if message.startswith("max_file_size"):
+        keys = ["max_file_size"]
+    elif "file_size" in message and "aggregate_size" in message:
         keys = [key for key in ("aggregate_size", "file_size") if key in data]
     elif message.startswith("record_size"):
         keys = ["record_size"]

@@ -177,7 +177,23 @@ class Catalogue:
         if not overrides:
             return entry.part
         merged = merge_fields(entry.raw, overrides)
-        return validate_model(PART_KINDS[kind], merged, smap, (*path, "overrides"))
+        part = validate_model(PART_KINDS[kind], merged, smap, (*path, "overrides"))
+        # An override may name another part (a bus, a link): it must exist, as in the catalogue.
+        problems = []
+        for field_path, target_kind in PART_REFERENCES.get(kind, ()):
+            value: Any = overrides
+            for key in field_path:
+                value = value.get(key) if isinstance(value, dict) else None
+            if value is not None and value not in self.entries[target_kind]:
+                problems.append(
+                    smap.problem(
+                        (*path, "overrides", *field_path),
+                        unknown_part_message(target_kind, str(value), self.names(target_kind)),
+                    )
+                )
+        if problems:
+            raise ConfigError(problems)
+        return part
 
 
 def unknown_part_message(kind: str, name: str, known: list[str]) -> str:

@@ -54,6 +54,10 @@ GPFS_BLOCK_SIZES = tuple(float(65536 << k) for k in range(9))
 # An ME4 volume's read-ahead setting: one of the named settings, or a size in bytes.
 ReadAheadSetting = Annotated[str | float, BeforeValidator(_read_ahead)]
 Count = Annotated[int, Field(ge=1, strict=True)]
+# The most copies one topology entry may declare (clients, servers, drives, RAID groups, links):
+# the largest published systems have a few hundred drives; ten million clients would exhaust memory
+# before any check could run.
+PartCount = Annotated[int, Field(ge=1, le=100_000, strict=True)]
 # The largest thread (or MPI task) count pfssim simulates: the published sweeps stop at 1,024, a
 # point at 8,192 threads takes about 12 s, and far beyond this a run would exhaust time or memory.
 MAX_THREADS = 65536

@@ -12,7 +12,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from sim.config.quantities import GPFS_BLOCK_SIZES, ChunkSize, Count, Index, Model, ReadAheadSetting, Size, Text
+from sim.config.quantities import (
+    GPFS_BLOCK_SIZES,
+    ChunkSize,
+    Count,
+    Index,
+    Model,
+    PartCount,
+    ReadAheadSetting,
+    Size,
+    Text,
+)
 
 RaidLevel = Literal[0, 1, 5, 6, 10]
 
@@ -27,7 +37,7 @@ class PartRef(Model):
 class DriveSet(PartRef):
     """``count`` identical drives."""
 
-    count: Count
+    count: PartCount
 
 
 class HcaRef(PartRef):
@@ -59,7 +69,7 @@ class RaidSpec(Model):
     """
 
     name: Text | None = None
-    count: Count = 1
+    count: PartCount = 1
     level: RaidLevel
     members: Count
     stripe_unit: Size
@@ -106,7 +116,7 @@ class ServiceSpec(Model):
     """
 
     kind: ServiceKind
-    count: Count = 1
+    count: PartCount = 1
     targets: list[Text] | None = None
     interfaces: Literal["zone", "all"] | list[Text] | None = None
     workers: Count | None = None
@@ -115,7 +125,7 @@ class ServiceSpec(Model):
 class NumaZone(Model):
     """One CPU socket's share of a server: its HCAs, PCIe switches, HBAs, drives and services."""
 
-    count: Count = 1
+    count: PartCount = 1
     hcas: list[HcaRef] = []
     pcie_switches: list[PcieSwitchRef] = []
     drives: DriveSet | None = None
@@ -148,7 +158,7 @@ class ServerSpec(ServerBody):
     """``count`` servers named from ``name`` (``{i}`` runs from ``start``), optionally from a template."""
 
     name: Text
-    count: Count = 1
+    count: PartCount = 1
     start: Index = 0
     template: Text | None = None
 
@@ -157,7 +167,7 @@ class ClientSpec(Model):
     """``count`` identical client nodes; benchmark threads are placed round-robin over all groups."""
 
     name: Text = "client{i}"
-    count: Count
+    count: PartCount
     start: Index = 0
     part: Text
     cpu: Text | None = None
@@ -179,7 +189,7 @@ class EnclosureSpec(PartRef):
     """``count`` controller enclosures (ME4084/ME4024) with their drives, virtual disks and spares."""
 
     name: Text
-    count: Count = 1
+    count: PartCount = 1
     start: Index = 0
     drives: DriveSet
     raid_groups: list[RaidSpec] = []
@@ -201,7 +211,7 @@ class InterSwitchLinks(Model):
     """``count`` links of one link type between two switches (an uplink bundle)."""
 
     between: list[Text] = Field(min_length=2, max_length=2)
-    count: Count
+    count: PartCount
     link: Text
 
 

@@ -114,7 +114,14 @@ def parse_quantity(value: object, dimension: Dimension, *, allow_zero: bool = Fa
         raise UnitError(f"{value!r} must be {'non-negative' if allow_zero else 'positive'}")
     if result != result or result in (float("inf"), float("-inf")):
         raise UnitError(f"{value!r} is not a finite quantity")
+    if dimension is Dimension.SIZE and result > MAX_SIZE:
+        raise UnitError(f"{value!r} is more than 2^53 B (9 PB), beyond which byte offsets are not exact")
     return result
+
+
+# The largest size pfssim takes: doubles hold every whole number of bytes up to 2^53, and file
+# offsets must stay exact (a 1 MiB step added to 10^24 would vanish).
+MAX_SIZE = float(2**53)
 
 
 _FORMAT_STEPS = {

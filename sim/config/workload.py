@@ -69,6 +69,12 @@ class Workload(Model):
             raise ValueError("an operation is listed twice")
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
             raise ValueError("threads must be increasing and distinct")
+        if self.max_file_size is not None and self.file_size is not None:
+            raise ValueError("max_file_size caps an aggregate_size split; with file_size give the size itself")
+        if self.max_file_size is not None and self.max_file_size < self.record_size:
+            raise ValueError(
+                f"max_file_size ({self.max_file_size:.0f} B) is less than one record ({self.record_size:.0f} B)"
+            )
         if self.record_size != int(self.record_size):
             raise ValueError(f"record_size must be a whole number of bytes, got {self.record_size:g} B")
         problems = self.thread_problems(self.threads)
@@ -126,6 +132,8 @@ def _byte_count(value: object) -> float:
     size = parse_quantity(value, Dimension.SIZE, allow_zero=True)
     if size != int(size):
         raise ValueError(f"{value!r} is not a whole number of bytes")
+    if size > 2**30:  # mdtest holds the whole -w / -e buffer in memory
+        raise ValueError(f"{value!r} is more than 1 GiB per file; pfssim simulates mdtest's small files")
     return size
 
 
@@ -141,13 +149,17 @@ class MdtestKeyError(ValueError):
         self.key = key
 
 
-def _tree_dirs(branching: int, depth: int) -> int:
-    """Directories in one mdtest tree: the root plus ``branching`` children per directory, ``depth`` levels."""
-    if depth == 0:
-        return 1
-    if branching == 1:
-        return depth + 1
-    return (branching ** (depth + 1) - 1) // (branching - 1)
+def _tree_dirs(branching: int, depth: int, *, leaves_only: bool = False) -> int:
+    """Directories in one mdtest tree: the root plus ``branching`` children per directory, ``depth``
+    levels (or only the ``branching ** depth`` leaves). Counted level by level and stopped just past
+    :data:`MAX_TREE_DIRS`: -b 10^9 -z 10^8 must not become a number with 900 million digits."""
+    total, level = 0, 1
+    for _ in range(depth + 1):
+        total = level if leaves_only else total + level
+        if total > MAX_TREE_DIRS:
+            return MAX_TREE_DIRS + 1
+        level *= branching
+    return total
 
 
 # The most directories (over all tasks' trees) a simulated MDtest run may have: the model keeps
@@ -225,6 +237,12 @@ class MdtestWorkload(Model):
             )
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
             raise MdtestKeyError("threads", "threads must be increasing and distinct")
+        if self.total_files is None and self.tree_dirs(1) > MAX_TREE_DIRS:
+            raise MdtestKeyError(
+                "depth" if self.depth > 1 else "branching",
+                f"a tree of branching {self.branching or 1} and depth {self.depth} has more than "
+                f"{MAX_TREE_DIRS:,} directories, more than pfssim simulates; shrink -b or -z",
+            )
         if self.total_files is not None:
             self._check_total_files_rule()
         elif self.items_per_dir is None and self.items is None:
@@ -315,7 +333,7 @@ class MdtestWorkload(Model):
         This is the "Number of Directories per Thread" of the PixStor document's Table 3.
         """
         if self.leaf_only:
-            return self.branching_for(threads) ** self.depth
+            return _tree_dirs(self.branching_for(threads), self.depth, leaves_only=True)
         return self.tree_dirs(threads)
 
     def files_per_dir(self, threads: int) -> int:

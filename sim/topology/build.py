@@ -44,6 +44,8 @@ class Builder(ServerSteps, ServiceSteps):
                 continue  # bindings of a half-built system only repeat earlier problems
             step()
         if not self.problems:
+            self.check_service_cabling()
+        if not self.problems:
             from sim.topology.bounds import unreachable_targets
 
             for client, target in unreachable_targets(self.system):
@@ -132,6 +134,26 @@ class Builder(ServerSteps, ServiceSteps):
                     except _Abort:
                         break
                     self.system.client_hcas[name].append(hca)
+
+    def check_service_cabling(self) -> None:
+        """A service's server needs a SAS cable to the controller that owns each target it serves."""
+        s = self.system
+        for service in s.services.values():
+            for target in service.targets:
+                group = s.groups.get(target)
+                if group is None or group.owner is None:
+                    continue
+                controller = group.owner[: -len(".expansion")] if group.owner.endswith(".expansion") else group.owner
+                cabled = any(
+                    s.components[p].kind == "sas_port" and p.startswith(service.server + ".")
+                    for p in s.graph.neighbors(controller)
+                )
+                if not cabled:
+                    self.problem(
+                        self.group_paths.get(target, ("servers",)),
+                        f"{service.name} on {service.server} serves {target}, but {service.server} has no SAS "
+                        f"cable to {controller} (add the enclosure to the server's sas: list)",
+                    )
 
     def check_switch_ports(self) -> None:
         """A switch cannot take more cables than it has ports."""

@@ -80,7 +80,7 @@ def simulate(
     # that calls reproduce() without an ``if __name__ == "__main__"`` guard. The forked workers only
     # simulate and return results; they touch no lock of the parent's other threads (a progress bar).
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=min(workers, len(unique)), mp_context=context) as pool:
         futures = {pool.submit(_run_job, job): job for job in unique}
         for future in as_completed(futures):
             job = futures[future]
