@@ -290,3 +290,21 @@ def test_a_service_needs_a_sas_cable_to_its_targets(tmp_path) -> None:
     result = run_cli("validate", str(topology))
     assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
     assert "has no SAS cable to me4084-0.ctrl" in result.stdout, result.stdout
+
+
+def test_an_hdd_seek_below_track_to_track_is_refused(tmp_path) -> None:
+    # avg_seek under the model's track-to-track seek made the seek curve's slope negative.
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
+    old = "drives: {part: nl-sas-12tb-7200, count: 84}"
+    assert text.count(old) == 1
+    topology = tmp_path / "hc.yaml"
+    topology.write_text(
+        text.replace(old, "drives: {part: nl-sas-12tb-7200, count: 84, overrides: {avg_seek: 0.01 ms}}")
+    )
+    result = run_cli("validate", str(topology))
+    assert result.code == 2 and "not above the 0.5 ms track-to-track seek" in result.stdout, result.stdout

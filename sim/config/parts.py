@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import model_validator
 
 from sim.config.quantities import Bandwidth, Count, Duration, Frequency, Iops, Model, Rotation, Size, Text
+from sim.params import value as param_value
 
 
 class Part(Model):
@@ -67,6 +68,14 @@ class Drive(Part):
             missing = [f for f in hdd_fields if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"an HDD needs {', '.join(missing)}")
+            track = param_value("hdd_track_to_track_seek_s")
+            if self.avg_seek is not None and self.avg_seek <= track:
+                raise ValueError(
+                    f"avg_seek {self.avg_seek * 1e3:g} ms is not above the {track * 1e3:g} ms track-to-track seek "
+                    "the seek curve starts from"
+                )
+            if self.inner_seq_rate is not None and self.inner_seq_rate > min(self.seq_read, self.seq_write):
+                raise ValueError("inner_seq_rate is above the outer-zone rate (seq_read / seq_write)")
         else:
             extra = [f for f in hdd_fields if getattr(self, f) is not None]
             if extra:
