@@ -124,6 +124,22 @@ CASES = {
 }
 
 
+def _variant(tmp_path, system: str, replacements: list[tuple[str, str]]):  # noqa: ANN202 - the new file's Path
+    """A copy of a shipped topology (with its catalogue) with each ``old`` replaced once by ``new``."""
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / f"{system}.yaml").read_text()
+    for old, new in replacements:
+        assert text.count(old) >= 1, f"test fixture out of date: {old!r} not in {system}"
+        text = text.replace(old, new, 1)
+    path = tmp_path / "variant.yaml"
+    path.write_text(text)
+    return path
+
+
 def _line_of(text: str, fragment: str) -> int:
     return text[: text.index(fragment)].count("\n") + 1
 
@@ -205,15 +221,9 @@ def test_bad_catalogue_part_is_located(tmp_path) -> None:
 
 
 def test_bad_read_ahead_setting_is_located(tmp_path) -> None:
-    import shutil
-
-    from tests.conftest import ROOT
-
-    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
-    assert "    spares: 4\n" in text
-    topology = tmp_path / "hc.yaml"
-    topology.write_text(text.replace("    spares: 4\n", "    spares: 4\n    read_ahead: fast\n", 1))
+    topology = _variant(
+        tmp_path, "beegfs-high-capacity", [("    spares: 4\n", "    spares: 4\n    read_ahead: fast\n")]
+    )
     result = run_cli("validate", str(topology))
     assert result.code == 2
     lines = [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
@@ -233,15 +243,7 @@ def test_bad_read_ahead_setting_is_located(tmp_path) -> None:
     ],
 )
 def test_impossible_gpfs_settings_are_located(tmp_path, old: str, new: str, path: str, fragment: str) -> None:
-    import shutil
-
-    from tests.conftest import ROOT
-
-    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    text = (ROOT / "topologies" / "pixstor-large.yaml").read_text()
-    assert old in text
-    topology = tmp_path / "gpfs.yaml"
-    topology.write_text(text.replace(old, new, 1))
+    topology = _variant(tmp_path, "pixstor-large", [(old, new)])
     result = run_cli("validate", str(topology))
     assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
     lines = [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
@@ -253,16 +255,8 @@ def test_impossible_gpfs_settings_are_located(tmp_path, old: str, new: str, path
 def test_a_bad_enclosure_is_reported_once_without_echoes(tmp_path) -> None:
     # A typo in the ME4084's overrides: the enclosure is not built, and the servers' SAS cabling
     # to "me4084-*" must not add "no enclosure matches" lines that only echo it.
-    import shutil
-
-    from tests.conftest import ROOT
-
-    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
     old = "    part: powervault-me4084\n"
-    assert text.count(old) == 1
-    topology = tmp_path / "hc.yaml"
-    topology.write_text(text.replace(old, old + "    overrides: {array_seq_wrtie: 6 GB/s}\n"))
+    topology = _variant(tmp_path, "beegfs-high-capacity", [(old, old + "    overrides: {array_seq_wrtie: 6 GB/s}\n")])
     result = run_cli("validate", str(topology))
     assert result.code == 2
     lines = [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
@@ -272,21 +266,16 @@ def test_a_bad_enclosure_is_reported_once_without_echoes(tmp_path) -> None:
 def test_a_service_needs_a_sas_cable_to_its_targets(tmp_path) -> None:
     # meta0 has no SAS cable to the ME4084s; a storage service there serving one of their virtual
     # disks used to pass validate and crash the run (no SAS port to choose from).
-    import shutil
-
-    from tests.conftest import ROOT
-
-    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
     meta0 = '      - {kind: beegfs-meta, count: 6, targets: ["me4024-0.vd[0-5]"]}\n'
     storage0 = '      - {kind: beegfs-storage, targets: ["me4084-*.vd[0-3]"]}\n'
-    assert meta0 in text and storage0 in text
-    text = text.replace(meta0, meta0 + '      - {kind: beegfs-storage, targets: ["me4084-0.vd0"]}\n')
-    text = text.replace(
-        storage0, '      - {kind: beegfs-storage, targets: ["me4084-[123].vd[0-3]", "me4084-0.vd[123]"]}\n'
+    topology = _variant(
+        tmp_path,
+        "beegfs-high-capacity",
+        [
+            (meta0, meta0 + '      - {kind: beegfs-storage, targets: ["me4084-0.vd0"]}\n'),
+            (storage0, '      - {kind: beegfs-storage, targets: ["me4084-[123].vd[0-3]", "me4084-0.vd[123]"]}\n'),
+        ],
     )
-    topology = tmp_path / "hc.yaml"
-    topology.write_text(text)
     result = run_cli("validate", str(topology))
     assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
     assert "has no SAS cable to me4084-0.ctrl" in result.stdout, result.stdout
@@ -294,17 +283,8 @@ def test_a_service_needs_a_sas_cable_to_its_targets(tmp_path) -> None:
 
 def test_an_hdd_seek_below_track_to_track_is_refused(tmp_path) -> None:
     # avg_seek under the model's track-to-track seek made the seek curve's slope negative.
-    import shutil
-
-    from tests.conftest import ROOT
-
-    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
     old = "drives: {part: nl-sas-12tb-7200, count: 84}"
-    assert text.count(old) == 1
-    topology = tmp_path / "hc.yaml"
-    topology.write_text(
-        text.replace(old, "drives: {part: nl-sas-12tb-7200, count: 84, overrides: {avg_seek: 0.01 ms}}")
-    )
+    new = "drives: {part: nl-sas-12tb-7200, count: 84, overrides: {avg_seek: 0.01 ms}}"
+    topology = _variant(tmp_path, "beegfs-high-capacity", [(old, new)])
     result = run_cli("validate", str(topology))
     assert result.code == 2 and "not above the 0.5 ms track-to-track seek" in result.stdout, result.stdout
