@@ -50,6 +50,11 @@ class GpfsModel:
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.record = self.workload.record_size
         self.unit = min(self.record, self.block)
+        if not self.workload.direct_io and not ctx.random:
+            # Buffered sequential I/O moves whole blocks: prefetch reads them and write-behind
+            # flushes them once the application has filled them, whatever its record size (a
+            # file smaller than a block is one partial block).
+            self.unit = min(self.block, max(self.file_size, self.unit))
         self.window = self._stream_windows()
         self.io_threads = {
             c: Pool(ctx.env, f"{c}.prefetch-threads", int(value("gpfs_prefetch_threads"))) for c in ctx.system.clients
@@ -123,6 +128,7 @@ class GpfsModel:
         position = stream.integer(units_per_file)
         region = t * self.file_size if self.shared else 0.0
         d = len(self.nsds)
+        last_block, last_slot = -1, 0
         while True:
             index = stream.integer(units_per_file) if self.ctx.random else position
             position = (position + 1) % units_per_file
@@ -132,7 +138,11 @@ class GpfsModel:
             capacity = self.ctx.platform.raids[nsd].capacity
             within = byte - block * self.block
             if self.fs.allocation == "scattered":
-                slot = stream.integer(max(int(capacity // self.block), 1))
+                if block == last_block and not self.ctx.random:
+                    slot = last_slot  # the next record of the same block (records smaller than blocks)
+                else:
+                    slot = stream.integer(max(int(capacity // self.block), 1))
+                last_block, last_slot = block, slot
             else:
                 owner = 0 if self.shared else t
                 slot = (owner * 7919 + block // d) % max(int(capacity // self.block), 1)
