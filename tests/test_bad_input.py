@@ -288,3 +288,16 @@ def test_an_hdd_seek_below_track_to_track_is_refused(tmp_path) -> None:
     topology = _variant(tmp_path, "beegfs-high-capacity", [(old, new)])
     result = run_cli("validate", str(topology))
     assert result.code == 2 and "not above the 0.5 ms track-to-track seek" in result.stdout, result.stdout
+
+
+def test_catalogue_files_may_end_in_yml(tmp_path) -> None:
+    # A catalogue file named drives.yml used to be skipped, so every drive was "unknown".
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    (tmp_path / "parts" / "drives.yaml").rename(tmp_path / "parts" / "drives.yml")
+    shutil.copy(ROOT / "topologies" / "beegfs-edr-2019.yaml", tmp_path / "t.yaml")
+    result = run_cli("validate", str(tmp_path / "t.yaml"))
+    assert result.code == 0, result.stdout

@@ -209,12 +209,12 @@ def catalogue_dir_for(topology: Path) -> Path:
 
 
 def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
-    """Read every ``*.yaml`` in ``directory``; returns the catalogue and the problems found."""
+    """Read every ``*.yaml`` (and ``*.yml``) in ``directory``; returns the catalogue and the problems found."""
     catalogue = Catalogue()
     problems: list[Problem] = []
     if not directory.is_dir():
         return catalogue, [Problem(str(directory), None, "", "parts catalogue folder not found")]
-    for path in sorted(directory.glob("*.yaml")):
+    for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")]):
         try:
             data, smap = load_yaml(path)
         except ConfigError as exc:
