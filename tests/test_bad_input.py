@@ -301,3 +301,14 @@ def test_catalogue_files_may_end_in_yml(tmp_path) -> None:
     shutil.copy(ROOT / "topologies" / "beegfs-edr-2019.yaml", tmp_path / "t.yaml")
     result = run_cli("validate", str(tmp_path / "t.yaml"))
     assert result.code == 0, result.stdout
+
+
+def test_a_raid_group_that_does_not_fit_is_not_echoed_as_unassigned_drives(tmp_path) -> None:
+    # 8 x 11 drives do not fit in an 84-slot ME4084: one line per enclosure says so, and the drives
+    # left over are not reported again as "in no RAID group".
+    old = "{count: 8, level: 6, members: 10, interleave: 2, stripe_unit: 512 KiB}"
+    topology = _variant(tmp_path, "beegfs-high-capacity", [(old, old.replace("members: 10", "members: 11"))])
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    assert result.stdout.count("has only 84 drives") == 4, result.stdout
+    assert "in no RAID group" not in result.stdout
