@@ -163,19 +163,15 @@ class Platform:
         for name, group in s.groups.items():
             members = [self.drives[m] for m in group.members]
             raid = self.raids[name] = RaidDevice(self.env, name, group.level, members, group.stripe_unit_B)
-            if group.owner is not None:
-                self.controllers[self._controller_of(group.owner)].attach(name, raid)
-
-    @staticmethod
-    def _controller_of(owner: str) -> str:
-        return owner[: -len(".expansion")] if owner.endswith(".expansion") else owner
+            if group.controller is not None:
+                self.controllers[group.controller].attach(name, raid)
 
     def target_io(self, target: str, op: str, offset: float, size: float) -> Event:
         """An I/O on a target's device: straight to the RAID group, or through its ME4 controller."""
-        group = self.system.groups[target]
-        if group.owner is None:
+        controller = self.system.groups[target].controller
+        if controller is None:
             return self.raids[target].io(op, offset, size)
-        return self.controllers[self._controller_of(group.owner)].io(target, op, offset, size)
+        return self.controllers[controller].io(target, op, offset, size)
 
     # -- paths -----------------------------------------------------------------------------------
 
@@ -245,7 +241,7 @@ class Platform:
                 elif s.components[up].kind == "numa":
                     hops += self.upi_hops(zone, up, op)
             return hops
-        controller = self._controller_of(group.owner)
+        controller = group.controller
         ports = [
             p
             for p in s.graph.neighbors(controller)

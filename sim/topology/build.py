@@ -141,9 +141,9 @@ class Builder(ServerSteps, ServiceSteps):
         for service in s.services.values():
             for target in service.targets:
                 group = s.groups.get(target)
-                if group is None or group.owner is None:
+                controller = group.controller if group is not None else None
+                if controller is None:
                     continue
-                controller = group.owner[: -len(".expansion")] if group.owner.endswith(".expansion") else group.owner
                 cabled = any(
                     s.components[p].kind == "sas_port" and p.startswith(service.server + ".")
                     for p in s.graph.neighbors(controller)

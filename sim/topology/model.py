@@ -45,6 +45,13 @@ class RaidGroup:
     filesystem: str | None = None
 
     @property
+    def controller(self) -> str | None:
+        """The ME4 controller that owns the group (through its expansion port for an ME484 group)."""
+        if self.owner is None:
+            return None
+        return self.owner.removesuffix(".expansion")
+
+    @property
     def data_members(self) -> float:
         """How many members' worth of space and streaming rate hold user data."""
         n = len(self.members)
