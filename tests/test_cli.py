@@ -62,13 +62,14 @@ def test_run_json_points_carry_the_promised_fields(tmp_path) -> None:
     )
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["schema_version"] == 2 and data["seed"] == 3
+    assert data["schema_version"] == 3 and data["seed"] == 3
     assert data["inputs"]["topology"]["name"] == "tiny" and len(data["inputs"]["topology"]["sha256"]) == 64
     assert [(p["op"], p["threads"]) for p in data["points"]] == [("write", 1), ("write", 4), ("read", 1), ("read", 4)]
     for point in data["points"]:
         assert point["benchmark"] == "iozone_seq_nn" and point["workload"] == "beegfs-hp-iozone-seq"
         assert point["ci_low"] <= point["value"] <= point["ci_high"]
         assert point["bottleneck"] in point["utilization"]
+        assert point["limit"] == ("capacity" if point["bottleneck_utilization"] >= 0.5 else "latency")
     assert plot.read_text().lstrip().startswith("<?xml")
 
 

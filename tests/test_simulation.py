@@ -59,6 +59,18 @@ def test_saturated_drive_is_the_bottleneck() -> None:
     assert point.bottleneck == "storage.numa0.drive0"
     assert point.value == pytest.approx(drive.seq_write, rel=0.03)
     assert point.bottleneck_utilization == pytest.approx(1.0, abs=0.02)
+    assert point.limit == "capacity"
+
+
+def test_one_small_synchronous_stream_is_latency_bound() -> None:
+    """One thread of 4 KiB random writes keeps no part of the EDR system half busy: the busiest part
+    is still reported, but the point is named latency-bound, and 16 threads indeed go faster."""
+    system = load_system(EDR)
+    w = _workload("iozone_random_nn", "4 KiB")
+    one = run_point(system, w, "random_write", 1, seed=3)
+    assert one.limit == "latency" and one.bottleneck_utilization < 0.5
+    assert one.bottleneck in one.utilization
+    assert run_point(system, w, "random_write", 16, seed=3).value > 8 * one.value
 
 
 def test_link_shared_by_many_clients_caps_at_its_rate() -> None:

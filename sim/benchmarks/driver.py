@@ -61,6 +61,16 @@ DEFAULT_PRECISION = Precision()
 #: (the relative error of a utilisation estimate from n jobs is of order 1/sqrt(n): 20 gives ~20%).
 MIN_BOTTLENECK_VISITS = 20
 
+#: Below this utilisation of its busiest part a point is latency-bound: by the utilisation law
+#: (U = X D) that part alone would let the rate rise by 1 / U >= 2 before it saturated, so what holds
+#: the rate down is the time each request spends (too few requests in flight), not a capacity.
+LATENCY_BOUND_UTILIZATION = 0.5
+
+
+def limit_of(bottleneck_utilization: float) -> str:
+    """ "capacity" when the busiest part is at least half busy, "latency" when it is not."""
+    return "capacity" if bottleneck_utilization >= LATENCY_BOUND_UTILIZATION else "latency"
+
 
 @dataclass
 class PointResult:
@@ -88,6 +98,11 @@ class PointResult:
     file_bytes: float | None = None  # mdtest: bytes written to each file (-w); None for data benchmarks
     last_task_factor: float | None = None  # IOR and steady-state mdtest: reported / aggregate rate
 
+    @property
+    def limit(self) -> str:
+        """What holds the point's rate: a part's "capacity" (the bottleneck) or request "latency"."""
+        return limit_of(self.bottleneck_utilization)
+
     def to_json(self) -> dict[str, object]:
         """The point as it appears in the versioned result (SI units)."""
         out: dict[str, object] = {
@@ -101,6 +116,7 @@ class PointResult:
             "unit": self.unit,
             "bottleneck": self.bottleneck,
             "bottleneck_utilization": self.bottleneck_utilization,
+            "limit": self.limit,
             "converged": self.converged,
             "batches": self.batches,
             "transient_batches": self.transient_batches,

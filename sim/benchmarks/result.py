@@ -4,6 +4,8 @@
 utilisation of every part; inputs embedded with their SHA-256). 2 - mdtest points (benchmark
 ``mdtest``, ``file_bytes``, values in op/s); IOR and steady-state mdtest values are what the
 benchmark reports, set by its last task, with ``last_task_factor`` (reported / aggregate rate).
+3 - ``limit`` per point: "capacity" when its bottleneck (the busiest part) is at least half busy,
+"latency" when no part is and the rate is held by the time requests take (too few in flight).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sim.config.workload import AnyWorkload
 from sim.params import PARAMETERS
 from sim.topology.model import System
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def _sha256(path: str | Path) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from sim.benchmarks.driver import limit_of
 from sim.benchmarks.result import RunResult
 from sim.config.units import Dimension, format_quantity
 
@@ -15,6 +16,14 @@ def format_value(value: float, unit: str, benchmark: str = "") -> str:
         return format_quantity(value, Dimension.BANDWIDTH)
     text = format_quantity(value, Dimension.IOPS)
     return text.replace("IOPS", "op/s") if benchmark == "mdtest" else text
+
+
+def bottleneck_text(bottleneck: str, utilization: float) -> str:
+    """The bottleneck as a table shows it: the part, or "latency" and the busiest part when no part
+    is half busy (``sim.benchmarks.driver.limit_of``)."""
+    if limit_of(utilization) == "latency":
+        return f"latency; busiest {bottleneck}" if bottleneck else "latency"
+    return bottleneck
 
 
 def render_run(result: RunResult, console: Console) -> None:
@@ -41,7 +50,7 @@ def render_run(result: RunResult, console: Console) -> None:
                 str(point.threads),
                 format_value(point.value, point.unit, point.benchmark),
                 interval,
-                point.bottleneck,
+                bottleneck_text(point.bottleneck, point.bottleneck_utilization),
                 f"{point.bottleneck_utilization:.0%}",
             ]
             if last_task:
@@ -54,6 +63,11 @@ def render_run(result: RunResult, console: Console) -> None:
                 "last task: what the benchmark's own arithmetic costs against the aggregate rate "
                 "(every task moves the same amount; the last to finish sets the figure)"
             )
+    if any(p.limit == "latency" for p in result.points):
+        console.print(
+            "latency-bound: no part is half busy; the rate is held by the time each request takes "
+            "(more requests in flight would raise it)"
+        )
     if any(not p.converged for p in result.points):
         console.print("* interval wider than the requested precision (request budget reached)")
     console.print(f"seed {result.seed}; {len(result.points)} points in {result.wall_s:.1f} s")

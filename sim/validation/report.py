@@ -20,15 +20,19 @@ from rich.markup import escape
 from rich.table import Table
 
 from sim import __version__
+from sim.benchmarks.driver import limit_of
 from sim.errors import PfssimError
 from sim.params import PARAMETERS
 from sim.report.files import check_output_file
-from sim.report.run import format_value
+from sim.report.run import bottleneck_text, format_value
 from sim.validation.figures import benchmark_png, unscored_png, write_atomic
 from sim.validation.run import SEED
 from sim.validation.score import BenchmarkScore, ErrorSummary, PointScore, Reproduction, ShapeScore
 
-SCHEMA_VERSION = 1
+#: ``pfssim reproduce --json`` schema: 1 - first release; 2 - ``limit`` ("capacity" or "latency",
+#: see ``sim.benchmarks.driver.limit_of``) beside each bottleneck, and the unscored points'
+#: bottleneck utilisation.
+SCHEMA_VERSION = 2
 #: The issue's accuracy targets over all scored points.
 TARGET_MEDIAN_ABS_ERROR = 0.05
 TARGET_MAX_ABS_ERROR = 0.15
@@ -202,6 +206,7 @@ def _point_json(score: PointScore) -> dict[str, Any]:
         "predicted_peak_threads": c.peak_threads,
         "bottleneck": c.bottleneck,
         "bottleneck_utilization": c.bottleneck_utilization,
+        "limit": limit_of(c.bottleneck_utilization),
         "source": point.source,
         "quote": point.quote,
         "note": point.note,
@@ -271,6 +276,8 @@ def to_json(repro: Reproduction) -> dict[str, Any]:
                         "ci_high": p.ci_high,
                         "unit": p.unit,
                         "bottleneck": p.bottleneck,
+                        "bottleneck_utilization": p.bottleneck_utilization,
+                        "limit": p.limit,
                     }
                     for curve in u.curves.values()
                     for p in curve
@@ -335,7 +342,12 @@ def render_console(repro: Reproduction, console: Console) -> None:
             table.add_column(column)
         for op, curve in run.curves.items():
             for p in curve:
-                table.add_row(op, str(p.threads), format_value(p.value, p.unit, p.benchmark), p.bottleneck)
+                table.add_row(
+                    op,
+                    str(p.threads),
+                    format_value(p.value, p.unit, p.benchmark),
+                    bottleneck_text(p.bottleneck, p.bottleneck_utilization),
+                )
         console.print(table)
     columns = ["", "median |error|", "max |error|", "points", "out of tolerance", "shapes holding"]
     console.print(_rich_table("Summary", summary_rows(repro), columns))
@@ -446,7 +458,7 @@ def build_report(repro: Reproduction) -> list[Block]:
                     "predicted": format_value(p.value, p.unit, p.benchmark),
                     "95% interval": f"{format_value(p.ci_low, p.unit, p.benchmark)} - "
                     f"{format_value(p.ci_high, p.unit, p.benchmark)}",
-                    "bottleneck": p.bottleneck,
+                    "bottleneck": bottleneck_text(p.bottleneck, p.bottleneck_utilization),
                 }
                 for op, curve in run.curves.items()
                 for p in curve
@@ -488,7 +500,7 @@ def _miss_blocks(repro: Reproduction) -> list[Block]:
                 "benchmark": p.benchmark,
                 "what": f"point {row['id']}",
                 "error": row["error"],
-                "bottleneck": p.comparison.bottleneck,
+                "bottleneck": bottleneck_text(p.comparison.bottleneck, p.comparison.bottleneck_utilization),
                 "why": row["why"] or "not in known-misses.yaml: a new miss",
             }
         )
