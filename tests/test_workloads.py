@@ -176,8 +176,10 @@ def _line_of(text: str, fragment: str) -> int:
         ("ops: [write, read]", "ops: [write, random_read]", "ops", "write / read only", "ops"),
         ("name: {name}", "name: other", "name", "differs from the file name", "name:"),
         ("benchmark: iozone_seq_nn", "benchmark: fio", "benchmark", "fio", "benchmark"),
-        ("record_size: 1 MiB", "record_size: 2 GiB", "threads", "less than one record", "threads"),
-        ("record_size: 1 MiB", "record_size: 1.5 B", "record_size", "whole number of bytes", "record_size"),
+        ("file_size: 1 GiB", "file_size: 512 KiB", "threads", "less than one record", "threads"),
+        ("record_size: 1 MiB", "record_size: 32 MiB", "record_size", "Maximum record length", "record_size"),
+        ("record_size: 1 MiB", "record_size: 64 B", "record_size", "128 B to 16 MiB", "record_size"),
+        ("record_size: 1 MiB", "record_size: 1000.5 B", "record_size", "whole number of bytes", "record_size"),
         ("file_size: 1 GiB", "file_size: 1 GiB\nmax_file_size: 2 GiB", "max_file_size", "caps an aggregate", "max_"),
         ("threads: [1, 2]", "threads: [1, 100000]", "threads[1]", "less than or equal to 65536", "threads"),
         (

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from sim.config.workload import AnyWorkload, MdtestKeyError, MdtestWorkload, Workload
+from sim.config.workload import AnyWorkload, MdtestKeyError, MdtestWorkload, Workload, iozone_record_problem
 from sim.errors import Problem, WorkloadError
 
 SOURCE = "--cmd"
@@ -359,6 +359,8 @@ def _parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         _fail("-r", "missing -r: give the record size, e.g. -r 1m (IOzone's 4 KiB default is rarely what was meant)")
     if file_size is None:
         _fail("-s", "missing -s: give the file size per thread, e.g. -s 8g (IOzone's default is 512 KiB)")
+    if problem := iozone_record_problem(record):
+        _fail("-r", problem)
     if record > file_size:
         _fail("-r", f"the record size ({record} B) is larger than the file size per thread ({file_size} B)")
     random = tests == ["2"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from sim.config.quantities import ChunkSize, Count, Index, Model, Size, Text, ThreadCount
 from sim.config.units import Dimension, parse_quantity
@@ -26,6 +26,22 @@ class StripeOverride(Model):
 
     num_targets: Annotated[int, Field(ge=1, le=256, strict=True)] | None = None  # DIRINODE_MAX_STRIPE_TARGETS
     chunk_size: ChunkSize | None = None
+
+
+#: IOzone's own record limits, MINBUFFERSIZE and MAXBUFFERSIZE of iozone.c (128 B and 16 MiB in
+#: IOzone 3.430; main() exits with "Maximum record length is 16777216 bytes" above it).
+IOZONE_MIN_RECORD = 128
+IOZONE_MAX_RECORD = 16 * 2**20
+
+
+def iozone_record_problem(record: float) -> str | None:
+    """Why IOzone would refuse a record of ``record`` bytes, or None."""
+    if IOZONE_MIN_RECORD <= record <= IOZONE_MAX_RECORD:
+        return None
+    return (
+        f"IOzone records are {IOZONE_MIN_RECORD} B to {IOZONE_MAX_RECORD // 2**20} MiB (iozone.c refuses others: "
+        f"'Maximum record length is {IOZONE_MAX_RECORD} bytes'); got {record:.0f} B"
+    )
 
 
 class Workload(Model):
@@ -55,6 +71,13 @@ class Workload(Model):
     placement: Literal["round_robin"] = "round_robin"
     stripe: StripeOverride | None = None
     gpfs_pagepool_client: Size | None = None
+
+    @field_validator("record_size")
+    @classmethod
+    def _iozone_record(cls, record: float, info: ValidationInfo) -> float:
+        if str(info.data.get("benchmark", "")).startswith("iozone") and (problem := iozone_record_problem(record)):
+            raise ValueError(problem)
+        return record
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
