@@ -144,6 +144,13 @@ def _line_of(text: str, fragment: str) -> int:
     return text[: text.index(fragment)].count("\n") + 1
 
 
+def _located(result) -> list[re.Match]:  # noqa: ANN001 - a CliResult
+    """The located problem lines of a run that must have refused its input (exit 2, no traceback)."""
+    assert result.code == 2, result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+    return [m for m in map(LOCATED.match, result.stdout.splitlines()) if m]
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_input_is_located(case: str, bad_topology) -> None:
     old, new, path, fragment, marker = CASES[case]
@@ -178,11 +185,15 @@ def test_unreachable_target(bad_topology) -> None:
     topology.write_text(text)
     result = run_cli("validate", str(topology))
     assert result.code == 2
-    messages = result.stdout.splitlines()
-    assert len(messages) == 3  # one line per unreachable target
-    assert all("cannot be reached from client 'client1'" in m for m in messages)
-    assert "storage5.numa0.target0" in messages[0]
-    assert "servers[3].numa[0].raid_groups[0]" in messages[0]
+    lines = _located(result)
+    assert len(lines) == 1, result.stdout  # one line for the declaration, not one per target
+    assert "3 targets (storage5.numa0.target0, storage5.numa0.target1, storage5.numa0.target2)" in lines[0]["message"]
+    assert "cannot be reached from 32 of 32 clients (first: 'client1')" in lines[0]["message"]
+    assert lines[0]["file"] == str(topology)
+    assert lines[0]["path"] == "servers[3].numa[0].raid_groups[0]"
+    assert int(lines[0]["line"]) == _line_of(
+        text, "raid_groups: [{count: 3, level: 0, members: 4, stripe_unit: 512 KiB}]"
+    )
 
 
 def test_missing_file() -> None:
@@ -312,3 +323,193 @@ def test_a_raid_group_that_does_not_fit_is_not_echoed_as_unassigned_drives(tmp_p
     assert result.code == 2
     assert result.stdout.count("has only 84 drives") == 4, result.stdout
     assert "in no RAID group" not in result.stdout
+
+
+MGMT = "      - {kind: beegfs-mgmt}\n"
+
+
+@pytest.mark.parametrize(
+    ("new", "path", "marker", "fragment"),
+    [
+        ("", "servers", "servers:\n", "no beegfs-mgmt service is declared"),
+        (
+            MGMT + MGMT.replace("}", ", interfaces: all}"),
+            "servers[0].services[1]",
+            "interfaces: all",
+            "2 beegfs-mgmt services are declared (on mgmt)",
+        ),
+        ("      - {kind: beegfs-mgmt, count: 2}\n", "servers[0].services[0]", "count: 2}", "2 beegfs-mgmt services"),
+    ],
+    ids=["none", "two", "count 2"],
+)
+def test_beegfs_needs_exactly_one_management_service(tmp_path, new: str, path: str, marker: str, fragment: str) -> None:
+    old = "    services:\n" + MGMT
+    topology = _variant(tmp_path, "beegfs-edr-2019", [(old, "    services:\n" + new if new else "")])
+    text = topology.read_text()
+    lines = _located(run_cli("validate", str(topology)))
+    assert len(lines) == 1, lines
+    m = lines[0]
+    assert fragment in m["message"]
+    assert "exactly one management daemon (beegfs-mgmtd)" in m["message"]
+    assert (m["file"], m["path"], int(m["line"])) == (str(topology), path, _line_of(text, marker))
+
+
+def test_a_second_management_service_on_another_server(tmp_path) -> None:
+    meta0 = "  - name: meta0\n    template: r740-meta\n    services:\n"
+    topology = _variant(tmp_path, "beegfs-high-capacity", [(meta0, meta0 + MGMT)])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["path"] for m in lines] == ["servers[1].services[0]"]
+    assert "2 beegfs-mgmt services are declared (on mgmt, meta0)" in lines[0]["message"]
+    assert int(lines[0]["line"]) == _line_of(topology.read_text(), meta0) + 3
+
+
+@pytest.mark.parametrize(
+    ("servers", "path", "fragment"),
+    [
+        ("[storage0, storage1, storage0]", "filesystem.nsds[0].servers[2]", "storage0 is listed twice"),
+        ("[storage0, storage0]", "filesystem.nsds[0].servers[1]", "storage0 is listed twice (first at servers[0])"),
+        (
+            "[storage0, storage1, " + ", ".join(f"spare{i}" for i in range(7)) + "]",
+            "filesystem.nsds[0].servers",
+            "9 NSD servers listed, but GPFS takes at most 8 per NSD",
+        ),
+    ],
+    ids=["third", "second", "nine"],
+)
+def test_nsd_server_lists_are_checked(tmp_path, servers: str, path: str, fragment: str) -> None:
+    spares = "  - name: spare{i}\n    count: 7\n    template: r750-sas\n"
+    topology = _variant(
+        tmp_path,
+        "pixstor-large",
+        [
+            ("servers: [storage0, storage1]}", f"servers: {servers}}}"),
+            ("  - name: hdmd{i}\n", spares + "  - name: hdmd{i}\n"),
+        ],
+    )
+    lines = _located(run_cli("validate", str(topology)))
+    assert len(lines) == 1, lines
+    m = lines[0]
+    assert fragment in m["message"]
+    assert (m["file"], m["path"], int(m["line"])) == (str(topology), path, _line_of(topology.read_text(), servers))
+
+
+def test_a_beegfs_service_cannot_serve_another_servers_internal_drives(tmp_path) -> None:
+    # meta's second zone also claims storage1's NVMe RAID0 groups (served by nobody else): they are
+    # drives inside storage1, which this used to accept and simulate over a path that does not exist.
+    storage = "  - name: storage{i}\n    count: 5\n    start: 1\n    template: r740xd-nvme\n"
+    bare = (
+        "  - name: storage1\n    part: poweredge-r740xd\n    numa:\n"
+        "      - hcas: [{part: connectx5-edr, switch: storage-switch}]\n"
+        "        pcie_switches: [{part: r740xd-nvme-switch, drives: {part: intel-p4600-1.6tb, count: 12}}]\n"
+        "        raid_groups: [{count: 3, level: 0, members: 4, stripe_unit: 256 KiB}]\n"
+        "  - name: storage{i}\n    count: 4\n    start: 2\n    template: r740xd-nvme\n"
+    )
+    meta_storage = "          - {kind: beegfs-storage, count: 3}\n"
+    claim = '          - {kind: beegfs-storage, targets: ["storage1.numa0.target*"]}\n'
+    topology = _variant(tmp_path, "beegfs-edr-2019", [(storage, bare), (meta_storage, meta_storage + claim)])
+    lines = _located(run_cli("validate", str(topology)))
+    assert len(lines) == 1, lines
+    m = lines[0]
+    assert m["path"] == "servers[1].numa[1].services[1].targets"
+    assert int(m["line"]) == _line_of(topology.read_text(), claim.strip())
+    assert m["file"] == str(topology)
+    assert "beegfs-storage on meta serves 3 RAID groups (storage1.numa0.target0" in m["message"]
+    assert "inside server storage1, whose internal drives meta cannot reach" in m["message"]
+
+
+def test_an_nsd_server_cannot_serve_another_servers_internal_drives(tmp_path) -> None:
+    # nvme0's own NVMe RAID0 is an NSD whose server list also names storage0, which has no access to it.
+    nvme0 = (
+        "  - name: nvme0\n    part: poweredge-r750\n    numa:\n"
+        "      - hcas: [{part: connectx6-hdr, switch: ib0}, {part: connectx6-hdr, switch: ib1}]\n"
+        "        drives: {part: intel-p4600-1.6tb, count: 4}\n"
+        "        raid_groups: [{level: 0, members: 4, stripe_unit: 512 KiB}]\n"
+    )
+    metadata = '    - {luns: "me4024-*.vd*", usage: metadata, servers: [hdmd0, hdmd1]}\n'
+    entry = '    - {luns: "nvme0.*", usage: data, servers: [nvme0, storage0]}\n'
+    topology = _variant(
+        tmp_path,
+        "pixstor-large",
+        [("  - name: hdmd{i}\n", nvme0 + "  - name: hdmd{i}\n"), (metadata, metadata + entry)],
+    )
+    lines = _located(run_cli("validate", str(topology)))
+    assert len(lines) == 1, lines
+    m = lines[0]
+    assert (m["file"], m["path"]) == (str(topology), "filesystem.nsds[2].servers[1]")
+    assert int(m["line"]) == _line_of(topology.read_text(), entry.strip())
+    assert "NSD server storage0 serves RAID group nvme0.numa0.target0 inside server nvme0" in m["message"]
+    assert "needs local access" in m["message"]
+    # Served from its own server only, the same NSD is fine.
+    fixed = _variant(
+        tmp_path / "fixed",
+        "pixstor-large",
+        [
+            ("  - name: hdmd{i}\n", nvme0 + "  - name: hdmd{i}\n"),
+            (metadata, metadata + entry.replace(", storage0", "")),
+        ],
+    )
+    assert run_cli("validate", str(fixed)).code == 0
+
+
+def test_unreachable_nsds_are_reported_once_per_entry(tmp_path) -> None:
+    # The data NSD servers' ports go to a switch no client is on: one line for the nsds entry with
+    # counts, not one per LUN (32) and client (16).
+    topology = _variant(
+        tmp_path,
+        "pixstor-large",
+        [
+            (
+                "    - {name: ib1, part: mellanox-qm8700}\n",
+                "    - {name: ib1, part: mellanox-qm8700}\n    - {name: island, part: mellanox-qm8700}\n",
+            ),
+            (
+                "    template: r750-sas\n    role: NSD server (data)\n",
+                "    template: r750-sas\n    role: NSD server (data)\n    numa:\n"
+                "      - hcas: [{part: connectx6-hdr, switch: island}]\n        hbas: [{part: dell-hba355e}]\n"
+                "      - hcas: [{part: connectx6-hdr, switch: island}]\n        hbas: [{part: dell-hba355e}]\n",
+            ),
+        ],
+    )
+    lines = _located(run_cli("validate", str(topology)))
+    assert len(lines) == 1, lines
+    m = lines[0]
+    assert (m["file"], m["path"]) == (str(topology), "filesystem.nsds[0].servers")
+    assert int(m["line"]) == _line_of(topology.read_text(), 'luns: "me4084-*.vd*"')
+    assert "32 data NSDs of this entry (me4084-0.vd0, me4084-0.vd1, me4084-0.vd2 and 29 more)" in m["message"]
+    assert "cannot be reached from 16 of 16 clients" in m["message"]
+    assert (
+        "none of the entry's NSD servers (storage0, storage1) has an HCA on a switch those clients reach"
+        in m["message"]
+    )
+
+
+SPARE_TEMPLATE = (
+    "  r740xd-spare:\n    part: poweredge-r740xd\n    numa:\n"
+    "      - count: 2\n"
+    "        hcas: [{part: connectx5-edr, switch: storage-swtich}]\n"
+    "        pcie_switches: [{part: r740xd-nvme-switch, drives: {part: intel-p4600-1.6tb, count: 13}}]\n"
+    "        raid_groups: [{count: 3, level: 0, members: 4, stripe_unit: 256 KiB}]\n"
+    "        services: [{kind: beegfs-storage}]\n"
+)
+
+
+def test_an_unused_template_is_checked(tmp_path) -> None:
+    # No server names r740xd-spare; its misspelt switch and its drives that do not fit the PCIe
+    # switch used to pass unnoticed until the day a server used it.
+    topology = _variant(tmp_path, "beegfs-edr-2019", [("servers:\n", SPARE_TEMPLATE + "servers:\n")])
+    text = topology.read_text()
+    lines = _located(run_cli("validate", str(topology)))
+    assert [(m["file"], m["path"], int(m["line"])) for m in lines] == [
+        (str(topology), "templates.r740xd-spare.numa[0].hcas[0].switch", _line_of(text, "storage-swtich")),
+        (str(topology), "templates.r740xd-spare.numa[0].pcie_switches[0].drives.count", _line_of(text, "count: 13")),
+    ]
+    assert "unknown switch 'storage-swtich'" in lines[0]["message"]
+    assert "13 drives but the switch has 12 ports" in lines[1]["message"]
+
+
+def test_an_unused_template_without_mistakes_is_fine(tmp_path) -> None:
+    # Keeping a template no server uses (a spare configuration) is not an error in itself.
+    good = SPARE_TEMPLATE.replace("storage-swtich", "storage-switch").replace("count: 13", "count: 12")
+    topology = _variant(tmp_path, "beegfs-edr-2019", [("servers:\n", good + "servers:\n")])
+    result = run_cli("validate", str(topology))
+    assert result.code == 0, result.stdout

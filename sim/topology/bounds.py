@@ -192,12 +192,12 @@ def max_flow_bound(system: System, op: str) -> Bound:
     return Bound(op, float(value), bottlenecks)
 
 
-def unreachable_targets(system: System) -> list[tuple[str, str]]:
-    """(client, target) pairs with no data path; empty when the system is fully connected."""
+def unreachable_targets(system: System) -> dict[str, list[str]]:
+    """Each target some client cannot reach, with those clients in client order; empty when all connect."""
     network = FlowNetwork(system, "read")
     graph = network.graph
     targets = system.storage_targets + system.metadata_targets
-    missing = []
+    missing: dict[str, list[str]] = {}
     seen_sets: dict[frozenset[str], set] = {}
     for client, hcas in system.client_hcas.items():
         key = frozenset(system.hca_switch[h] for h in hcas)
@@ -209,9 +209,5 @@ def unreachable_targets(system: System) -> list[tuple[str, str]]:
         reach = seen_sets[key]
         for target in targets:
             if _in(target) not in reach:
-                missing.append((client, target))
-    # Report each unreachable target once (with the first client), not once per client.
-    first: dict[str, str] = {}
-    for client, target in missing:
-        first.setdefault(target, client)
-    return [(client, target) for target, client in first.items()]
+                missing.setdefault(target, []).append(client)
+    return missing

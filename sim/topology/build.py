@@ -13,11 +13,12 @@ from pathlib import Path
 from sim.config.load import Catalogue, load_system_spec
 from sim.config.parts import Cpu, Link, Server, Switch
 from sim.config.system import (
+    GpfsSpec,
     SystemSpec,
 )
-from sim.config.yamlio import SourceMap
+from sim.config.yamlio import SourceMap, format_path
 from sim.errors import Problem, TopologyError
-from sim.topology.build_base import YamlPath, _Abort, expand_names
+from sim.topology.build_base import YamlPath, _Abort, expand_names, listing
 from sim.topology.build_servers import ServerSteps
 from sim.topology.build_services import ServiceSteps
 from sim.topology.model import Component, System
@@ -38,6 +39,7 @@ class Builder(ServerSteps, ServiceSteps):
             self.build_filesystem,
             self.check_switch_ports,
             self.check_unassigned_groups,
+            self.check_unused_templates,
         )
         for step in steps:
             if self.problems and step in (self.build_filesystem, self.check_unassigned_groups):
@@ -46,14 +48,7 @@ class Builder(ServerSteps, ServiceSteps):
         if not self.problems:
             self.check_service_cabling()
         if not self.problems:
-            from sim.topology.bounds import unreachable_targets
-
-            for client, target in unreachable_targets(self.system):
-                self.problem(
-                    self.group_paths.get(target, ("clients",)),
-                    f"target {target!r} cannot be reached from client {client!r} "
-                    "(check HCA switches, inter-switch links, service interfaces, SAS cabling)",
-                )
+            self.check_reachability()
         if self.problems:
             raise TopologyError(self.problems)
         return self.system
@@ -154,6 +149,74 @@ class Builder(ServerSteps, ServiceSteps):
                         f"{service.name} on {service.server} serves {target}, but {service.server} has no SAS "
                         f"cable to {controller} (add the enclosure to the server's sas: list)",
                     )
+
+    def check_reachability(self) -> None:
+        """Every storage and metadata target is reachable from every client through the data path.
+
+        One line per declaration and set of clients, with counts: a GPFS NSD entry whose servers sit
+        on the wrong switch cuts off all its LUNs from all clients, which is one mistake, not
+        LUNs x clients of them.
+        """
+        from sim.topology.bounds import unreachable_targets
+
+        grouped: dict[tuple[YamlPath, tuple[str, ...]], list[str]] = {}
+        for target, blocked in unreachable_targets(self.system).items():
+            if target in self.nsd_entry:
+                path: YamlPath = ("filesystem", "nsds", self.nsd_entry[target], "servers")
+            else:
+                path = self.group_paths.get(target, ("clients",))
+            grouped.setdefault((path, tuple(blocked)), []).append(target)
+        of_clients = len(self.system.clients)
+        for (path, clients), targets in grouped.items():
+            whom = f"{len(clients)} of {of_clients} clients (first: {clients[0]!r})"
+            if targets[0] in self.nsd_entry:
+                assert isinstance(self.spec.filesystem, GpfsSpec)
+                servers = self.spec.filesystem.nsds[self.nsd_entry[targets[0]]].servers
+                role = self.system.groups[targets[0]].role
+                if len(targets) == 1:
+                    what = f"{role} NSD {targets[0]!r} of this entry"
+                else:
+                    what = f"{len(targets)} {role} NSDs of this entry ({listing(targets)})"
+                self.problem(
+                    path,
+                    f"{what} cannot be reached from {whom}: none of the entry's NSD "
+                    f"servers ({', '.join(servers)}) has an HCA on a switch those clients reach "
+                    "(check HCA switches and inter-switch links)",
+                )
+            else:
+                what = f"target {targets[0]!r}" if len(targets) == 1 else f"{len(targets)} targets ({listing(targets)})"
+                self.problem(
+                    path,
+                    f"{what} cannot be reached from {whom} "
+                    "(check HCA switches, inter-switch links, service interfaces, SAS cabling)",
+                )
+
+    def check_unused_templates(self) -> None:
+        """A template no server uses is checked as if one server were built from it alone.
+
+        An unused template is not an error: keeping the other riser layout or next year's server
+        beside the live ones is how templates get used, like an unreferenced anchor in any YAML file.
+        But its mistakes (a misspelt part, a switch that does not exist, drives that do not fit) must
+        not lie in wait for the day a server names it; only the schema checked it so far. It is built
+        in a scratch system holding this file's fabric and enclosures, and only problems located in
+        the template are kept (the rest of the file is checked by the real build). A template without
+        a ``part`` is a fragment its servers complete, and cannot be built alone.
+        """
+        used = {entry.template for entry in self.spec.servers}
+        for name, template in self.spec.templates.items():
+            if name in used or template.part is None:
+                continue
+            scratch = Builder(self.spec, self.catalogue, self.smap)
+            scratch.build_network()
+            scratch.build_enclosures()
+            scratch.problems = []
+            scratch.build_template_alone(name)
+            if not scratch.problems:
+                scratch.build_filesystem()  # service bindings, as in build()
+            prefix = format_path(("templates", name))
+            self.problems.extend(
+                p for p in scratch.problems if p.path == prefix or p.path.startswith((prefix + ".", prefix + "["))
+            )
 
     def check_switch_ports(self) -> None:
         """A switch cannot take more cables than it has ports."""

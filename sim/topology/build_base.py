@@ -45,6 +45,13 @@ def expand_names(pattern: str, count: int, start: int) -> list[str]:
     return [pattern.replace("{i}", str(start + i)) for i in range(count)]
 
 
+def listing(names: list[str], shown: int = 3) -> str:
+    """'a, b, c' or 'a, b, c and 29 more': enough names to find the declaration, never a wall of them."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
+
+
 class BuilderBase:
     """State shared by the build steps; every problem is recorded with its YAML path."""
 
@@ -67,6 +74,8 @@ class BuilderBase:
         self.server_cpu: dict[str, Cpu] = {}
         self.pending_services: list[tuple[ServiceSpec, str, str | None, YamlPath, list[str]]] = []
         self.group_paths: dict[str, YamlPath] = {}
+        self.zone_server: dict[str, str] = {}  # NUMA zone -> the server it is a socket of
+        self.nsd_entry: dict[str, int] = {}  # GPFS LUN -> index of the filesystem.nsds entry serving it
 
     def problem(self, path: YamlPath, message: str) -> None:
         """Record a problem located at ``path`` in the topology file."""

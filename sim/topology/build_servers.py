@@ -14,6 +14,8 @@ from sim.topology.build_base import YamlPath, _Abort, _Pool
 from sim.topology.build_storage import StorageSteps
 from sim.topology.model import Component
 
+_BODY_FIELDS = ("part", "role", "cpu", "memory", "numa", "sas", "services")
+
 
 class ServerSteps(StorageSteps):
     """Servers and everything inside them."""
@@ -22,7 +24,7 @@ class ServerSteps(StorageSteps):
         """A server entry merged over its template; also the YAML path each field came from."""
         entry = self.spec.servers[index]
         path: YamlPath = ("servers", index)
-        fields = ("part", "role", "cpu", "memory", "numa", "sas", "services")
+        fields = _BODY_FIELDS
         origin = {f: (*path, f) for f in fields}
         if entry.template is None:
             return entry, origin
@@ -46,18 +48,31 @@ class ServerSteps(StorageSteps):
             path: YamlPath = ("servers", index)
             try:
                 body, origin = self.resolve_server(index)
-                if body.part is None:
-                    self.problem(path, "missing required key 'part' (in the entry or its template)")
-                    raise _Abort
-                chassis = self.part("servers", body.part, {}, origin["part"])
-                assert isinstance(chassis, Server)
-                cpu_name = body.cpu or chassis.cpu
-                cpu = self.part("cpus", cpu_name, {}, origin["cpu"] if body.cpu else origin["part"])
-                assert isinstance(cpu, Cpu)
-                for s_index, name in enumerate(self.names(entry.name, entry.count, entry.start, path)):
-                    self.build_server(name, s_index, body, chassis, cpu, origin, path)
+                self.build_servers_of(body, origin, path, entry.name, entry.count, entry.start)
             except _Abort:
                 continue
+
+    def build_template_alone(self, name: str) -> None:
+        """One server named after the template, built from the template alone (to check an unused one)."""
+        path: YamlPath = ("templates", name)
+        origin = {f: (*path, f) for f in _BODY_FIELDS}
+        with contextlib.suppress(_Abort):
+            self.build_servers_of(self.spec.templates[name], origin, path, name, 1, 0)
+
+    def build_servers_of(
+        self, body: ServerBody, origin: dict[str, YamlPath], path: YamlPath, pattern: str, count: int, start: int
+    ) -> None:
+        """``count`` servers named from ``pattern``, all made of ``body``."""
+        if body.part is None:
+            self.problem(path, "missing required key 'part' (in the entry or its template)")
+            raise _Abort
+        chassis = self.part("servers", body.part, {}, origin["part"])
+        assert isinstance(chassis, Server)
+        cpu_name = body.cpu or chassis.cpu
+        cpu = self.part("cpus", cpu_name, {}, origin["cpu"] if body.cpu else origin["part"])
+        assert isinstance(cpu, Cpu)
+        for s_index, name in enumerate(self.names(pattern, count, start, path)):
+            self.build_server(name, s_index, body, chassis, cpu, origin, path)
 
     def build_server(
         self,
@@ -80,6 +95,7 @@ class ServerSteps(StorageSteps):
         for z, zone in enumerate(body.numa or []):
             for _ in range(zone.count):
                 zones.append((f"{name}.numa{len(zones)}", zone, (*origin["numa"], z)))
+                self.zone_server[zones[-1][0]] = name
         if len(zones) > chassis.sockets:
             self.problem(
                 origin["numa"], f"{len(zones)} NUMA zones but the {chassis.model} has {chassis.sockets} sockets"

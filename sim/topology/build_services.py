@@ -9,8 +9,13 @@ from sim.config.system import (
     GpfsSpec,
     ServiceSpec,
 )
-from sim.topology.build_base import _SERVICE_ROLE, _SERVICE_SHORT, BuilderBase, YamlPath, _Abort
+from sim.topology.build_base import _SERVICE_ROLE, _SERVICE_SHORT, BuilderBase, YamlPath, _Abort, listing
 from sim.topology.model import Component, Service
+
+# At most eight NSD servers in an NSD's server list (mmcrnsd, "servers=ServerList" of the NSD stanza:
+# IBM Spectrum Scale 5.0.2 command reference, https://www.ibm.com/support/knowledgecenter/en/STXKQY_5.0.2/
+# com.ibm.spectrum.scale.v5r02.doc/bl1adm_mmcrnsd.htm).
+MAX_NSD_SERVERS = 8
 
 
 class ServiceSteps(BuilderBase):
@@ -31,8 +36,11 @@ class ServiceSteps(BuilderBase):
         """Each declared BeeGFS service, with targets dealt from its zone or matched by pattern."""
         counters: dict[tuple[str, str], int] = {}
         kinds_seen = set()
+        mgmt: list[tuple[str, YamlPath]] = []  # (server, declaration) of each management daemon
         for svc, server, zone, path, _ in self.pending_services:
             kinds_seen.add(svc.kind)
+            if svc.kind == "beegfs-mgmt":
+                mgmt.extend([(server, path)] * svc.count)
             role = _SERVICE_ROLE.get(svc.kind)
             if svc.targets is not None:
                 targets = [g for g in self.system.groups if any(fnmatch.fnmatchcase(g, pat) for pat in svc.targets)]
@@ -57,6 +65,13 @@ class ServiceSteps(BuilderBase):
                     f"but {svc.kind} serves {role!r} targets",
                 )
                 continue
+            self.check_local_targets(
+                f"{svc.kind} on {server}",
+                server,
+                targets,
+                (*path, "targets"),
+                "a BeeGFS target is a directory on a block device of the server running the service",
+            )
             if targets and len(targets) % svc.count:
                 self.problem(
                     (*path, "count"), f"{len(targets)} targets cannot be dealt evenly over {svc.count} services"
@@ -77,6 +92,48 @@ class ServiceSteps(BuilderBase):
         for needed in ("beegfs-meta", "beegfs-storage"):
             if needed not in kinds_seen:
                 self.problem(("servers",), f"a BeeGFS system needs at least one {needed} service")
+        self.check_one_management_service(mgmt)
+
+    def check_one_management_service(self, mgmt: list[tuple[str, YamlPath]]) -> None:
+        """A BeeGFS file system has exactly one management daemon (beegfs-mgmtd).
+
+        Every other service and every client registers with it (sysMgmtdHost); a second one would be
+        a second file system, and without one nothing can mount.
+        """
+        why = (
+            "a BeeGFS file system has exactly one management daemon (beegfs-mgmtd), with which every "
+            "metadata and storage service and every client registers"
+        )
+        if not mgmt:
+            self.problem(("servers",), f"no beegfs-mgmt service is declared: {why}")
+        elif len(mgmt) > 1:
+            servers = list(dict.fromkeys(server for server, _ in mgmt))
+            self.problem(
+                mgmt[1][1],
+                f"{len(mgmt)} beegfs-mgmt services are declared (on {listing(servers)}): {why}; keep one",
+            )
+
+    def check_local_targets(self, subject: str, server: str, targets: list[str], path: YamlPath, rule: str) -> None:
+        """A service can only serve RAID groups of drives in its own server (or behind its SAS cables).
+
+        A RAID group of a NUMA zone's NVMe or internal drives is a block device of that server alone:
+        a BeeGFS service keeps its target in a local directory (storeStorageDirectory,
+        storeMetaDirectory) and a GPFS NSD server needs local access to the disk it serves. Groups in
+        ME4 enclosures are checked against the SAS cabling instead (check_service_cabling).
+        """
+        elsewhere: dict[str, list[str]] = {}
+        for target in targets:
+            group = self.system.groups[target]
+            owner = self.zone_server.get(group.pool)
+            if group.controller is None and owner is not None and owner != server:
+                elsewhere.setdefault(owner, []).append(target)
+        for owner, groups in elsewhere.items():
+            what = f"RAID group {groups[0]}" if len(groups) == 1 else f"{len(groups)} RAID groups ({listing(groups)})"
+            self.problem(
+                path,
+                f"{subject} serves {what} inside server {owner}, whose internal drives {server} cannot "
+                f"reach ({rule}); serve {'it' if len(groups) == 1 else 'them'} from {owner}",
+            )
 
     def service_hcas(self, svc: ServiceSpec, server: str, zone: str | None, path: YamlPath) -> list[str] | None:
         """The HCAs a service listens on, from its ``interfaces`` setting."""
@@ -123,9 +180,31 @@ class ServiceSteps(BuilderBase):
             if not luns:
                 self.problem((*path, "luns"), f"no RAID group matches {nsd.luns!r}")
                 continue
+            if len(nsd.servers) > MAX_NSD_SERVERS:
+                self.problem(
+                    (*path, "servers"),
+                    f"{len(nsd.servers)} NSD servers listed, but GPFS takes at most {MAX_NSD_SERVERS} "
+                    "per NSD (mmcrnsd servers=)",
+                )
             for s, server in enumerate(nsd.servers):
                 if server not in self.hcas_of_server:
                     self.problem((*path, "servers", s), f"unknown server {server!r}")
+                elif server in nsd.servers[:s]:
+                    self.problem(
+                        (*path, "servers", s),
+                        f"{server} is listed twice (first at servers[{nsd.servers.index(server)}]): an NSD's "
+                        "server list names distinct servers, a primary and its backups (up to "
+                        f"{MAX_NSD_SERVERS}); the same server twice is no backup",
+                    )
+            for server in dict.fromkeys(nsd.servers):
+                if server in self.hcas_of_server:
+                    self.check_local_targets(
+                        f"NSD server {server}",
+                        server,
+                        luns,
+                        (*path, "servers", nsd.servers.index(server)),
+                        "an NSD server needs local access to the disks it serves",
+                    )
             for k, lun in enumerate(luns):
                 group = self.system.groups[lun]
                 if group.role != nsd.usage:
@@ -136,6 +215,7 @@ class ServiceSteps(BuilderBase):
                     break
                 order = nsd.servers[k % len(nsd.servers) :] + nsd.servers[: k % len(nsd.servers)]
                 served[lun] = [s for s in order if s in self.hcas_of_server]
+                self.nsd_entry[lun] = n
         by_server: dict[str, list[str]] = {}
         for lun, servers in served.items():
             for server in servers:
