@@ -22,6 +22,13 @@ CASES = {
         "unknown key 'chunksize'",
         "chunksize:",
     ),
+    "unknown server part": (
+        "    part: poweredge-r640",
+        "    part: poweredge-r64",
+        "servers[0].part",
+        "unknown server part 'poweredge-r64'",
+        "part: poweredge-r64\n",
+    ),
     "unknown part": (
         META_DRIVES,
         META_DRIVES.replace("p4600", "p4700"),
@@ -194,6 +201,15 @@ def test_unreachable_target(bad_topology) -> None:
     assert int(lines[0]["line"]) == _line_of(
         text, "raid_groups: [{count: 3, level: 0, members: 4, stripe_unit: 512 KiB}]"
     )
+
+
+def test_unknown_cpu_is_located_at_its_key(tmp_path) -> None:
+    topology = _variant(tmp_path, "pixstor-large-expansion", [("cpu: xeon-gold-6148", "cpu: xeon-gold-614")])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [(m["path"], int(m["line"])) for m in lines] == [
+        ("clients[1].cpu", _line_of(topology.read_text(), "cpu: xeon-gold-614\n"))
+    ], lines
+    assert "unknown cpu part 'xeon-gold-614'" in lines[0]["message"]
 
 
 def test_missing_file() -> None:

@@ -168,12 +168,20 @@ class Catalogue:
         return problems
 
     def resolve(
-        self, kind: str, name: str, overrides: dict[str, Any], smap: SourceMap, path: tuple[str | int, ...]
+        self,
+        kind: str,
+        name: str,
+        overrides: dict[str, Any],
+        smap: SourceMap,
+        path: tuple[str | int, ...],
+        name_path: tuple[str | int, ...] | None = None,
     ) -> Part:
-        """The part ``name`` of ``kind`` with ``overrides`` applied and re-validated; errors at ``path``."""
+        """The part ``name`` of ``kind`` with ``overrides`` applied and re-validated; errors at ``path``
+        (an unknown name at ``name_path``, by default ``path``'s ``part`` key)."""
         entry = self.get(kind, name)
         if entry is None:
-            raise ConfigError([smap.problem((*path, "part"), unknown_part_message(kind, name, self.names(kind)))])
+            where = name_path if name_path is not None else (*path, "part")
+            raise ConfigError([smap.problem(where, unknown_part_message(kind, name, self.names(kind)))])
         if not overrides:
             return entry.part
         merged = merge_fields(entry.raw, overrides)

@@ -106,7 +106,9 @@ class Builder(ServerSteps, ServiceSteps):
             try:
                 chassis = self.part("servers", spec.part, {}, path)
                 assert isinstance(chassis, Server)
-                cpu = self.part("cpus", spec.cpu or chassis.cpu, {}, (*path, "cpu") if spec.cpu else path)
+                cpu = self.part(
+                    "cpus", spec.cpu or chassis.cpu, {}, path, (*path, "cpu") if spec.cpu else (*path, "part")
+                )
                 assert isinstance(cpu, Cpu)
                 names = self.names(spec.name, spec.count, spec.start, path)
             except _Abort:

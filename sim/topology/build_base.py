@@ -81,10 +81,15 @@ class BuilderBase:
         """Record a problem located at ``path`` in the topology file."""
         self.problems.append(self.smap.problem(path, message))
 
-    def part(self, kind: str, name: str, overrides: dict[str, Any], path: YamlPath) -> Part:
-        """Resolve a catalogue part or record why not and abort this declaration."""
+    def part(
+        self, kind: str, name: str, overrides: dict[str, Any], path: YamlPath, name_path: YamlPath | None = None
+    ) -> Part:
+        """Resolve a catalogue part or record why not and abort this declaration.
+
+        ``path`` is the mapping holding ``part:`` (and ``overrides:``); a name given under another
+        key (a server's ``cpu:``) passes that key's path as ``name_path``."""
         try:
-            return self.catalogue.resolve(kind, name, overrides, self.smap, path)
+            return self.catalogue.resolve(kind, name, overrides, self.smap, path, name_path)
         except ConfigError as exc:
             self.problems.extend(exc.problems)
             raise _Abort from None

@@ -66,10 +66,10 @@ class ServerSteps(StorageSteps):
         if body.part is None:
             self.problem(path, "missing required key 'part' (in the entry or its template)")
             raise _Abort
-        chassis = self.part("servers", body.part, {}, origin["part"])
+        chassis = self.part("servers", body.part, {}, origin["part"][:-1], origin["part"])
         assert isinstance(chassis, Server)
         cpu_name = body.cpu or chassis.cpu
-        cpu = self.part("cpus", cpu_name, {}, origin["cpu"] if body.cpu else origin["part"])
+        cpu = self.part("cpus", cpu_name, {}, path, origin["cpu"] if body.cpu else origin["part"])
         assert isinstance(cpu, Cpu)
         for s_index, name in enumerate(self.names(pattern, count, start, path)):
             self.build_server(name, s_index, body, chassis, cpu, origin, path)
