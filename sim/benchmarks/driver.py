@@ -2,11 +2,13 @@
 
 A point simulates the benchmark's steady state, not its terabytes: threads start staggered, the
 first ``warmup`` completions are discarded, then completions are counted in batches of at least
-one request per thread. Batches of a longer initial transient (a cache filling, streams drifting
-into their long-run pattern) are found and dropped by MSER (``sim/engine/stats.py``); the point
-stops when the series has settled and the 95% interval of the kept batches is within
-``rel_precision``, or when its budget of drive commands (four budgets while still in the
-transient) or ``max_batches`` is spent; the interval says how tight it got.
+one request per thread and at least ``min_batch`` (fewer when calls are so large, thousands of
+chunk pieces, that ten such batches would not fit in the budget). Batches of a longer initial
+transient (a cache filling, streams drifting into their long-run pattern) are found and dropped
+by MSER (``sim/engine/stats.py``); the point stops when the series has settled and the 95%
+interval of the kept batches is within ``rel_precision``, or when its budget of drive commands
+(four budgets while still in the transient) or ``max_batches`` is spent; the interval says how
+tight it got.
 
 What the benchmark reports in that steady state:
 * IOzone throughput mode, "Children see": the sum over threads of each thread's rate while all
@@ -23,6 +25,7 @@ What the benchmark reports in that steady state:
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,7 +71,7 @@ LATENCY_BOUND_UTILIZATION = 0.5
 
 
 def limit_of(bottleneck_utilization: float) -> str:
-    """ "capacity" when the busiest part is at least half busy, "latency" when it is not."""
+    """The point's limit: "capacity" when its busiest part is at least half busy, else "latency"."""
     return "capacity" if bottleneck_utilization >= LATENCY_BOUND_UTILIZATION else "latency"
 
 
@@ -290,9 +293,21 @@ def run_point(
         except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
             raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
 
-    advance(max(precision.min_warmup, precision.warmup_per_thread * threads, 2 * model.outstanding()))
+    # Calls so large that the usual warm-up or batches would not fit in the budget (IOR -t 4g:
+    # thousands of chunk pieces each, every piece at least one drive command) get fewer calls,
+    # never fewer than a generation of those in flight.
+    pieces = getattr(model, "pieces_per_call", lambda: 1)()
+    affordable = precision.max_device_ops / pieces  # calls whose pieces alone fill one budget
+    advance(
+        max(
+            math.ceil(min(precision.min_warmup, affordable)),
+            precision.warmup_per_thread * threads,
+            2 * model.outstanding(),
+        )
+    )
     # A batch must span a "generation" of the requests in flight, or batches correlate.
-    batch = max(precision.min_batch, threads, model.outstanding(), getattr(model, "batch_floor", 0))
+    least = math.ceil(min(precision.min_batch, affordable / precision.min_batches))
+    batch = max(least, threads, model.outstanding(), getattr(model, "batch_floor", 0))
     ops0 = platform.device_ops()
     marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
     amounts: list[float] = []

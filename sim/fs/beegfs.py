@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 
 from simpy.events import Event
@@ -144,6 +145,10 @@ class BeeGFSModel:
                 cursor[target] = -(-(bases[-1] + per_target) // align) * align
             files.append(BeeGFSFile(chosen[t], bases))
         return files
+
+    def pieces_per_call(self) -> int:
+        """Chunk pieces one call is cut into (at least; an unaligned call straddles one more)."""
+        return max(math.ceil(self.record / self.chunk), 1)
 
     def outstanding(self) -> int:
         """Requests the threads keep in flight at most (sizes the measurement batches)."""

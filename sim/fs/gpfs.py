@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Generator
 
@@ -88,6 +89,10 @@ class GpfsModel:
                 window = min(window, 2 * -(-slots // streams))
             windows.append(window)
         return windows
+
+    def pieces_per_call(self) -> int:
+        """Block (or subblock-run) pieces one call is cut into, at least."""
+        return max(math.ceil(self.record / self.unit), 1)
 
     def outstanding(self) -> int:
         """Requests the threads keep in flight at most (sizes the measurement batches)."""
