@@ -136,7 +136,7 @@ def test_beegfs_creates_never_beat_the_mdt_write_capacity(tmp_path: Path) -> Non
     )  # stat writes nothing
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     op=st.sampled_from(["create", "stat", "read", "remove"]),
     threads=st.sampled_from([1, 3, 8, 32]),
@@ -154,10 +154,12 @@ def test_rates_are_positive_finite_and_reproducible(op: str, threads: int, four_
     assert (first.value, first.ci_low, first.ci_high) == (again.value, again.ci_low, again.ci_high)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(op=st.sampled_from(["create", "stat", "read", "remove"]), threads=st.sampled_from([1, 4, 16, 64]))
+@pytest.mark.parametrize("op", ["create", "stat", "read", "remove"])
+@pytest.mark.parametrize("threads", [1, 4, 16, 64])
 def test_more_metadata_services_never_slower_with_unique_dirs(tmp_path_factory, op: str, threads: int) -> None:  # noqa: ANN001
-    """A second metadata service (and MDT) on the same server: directories spread over both."""
+    """A second metadata service (and MDT) on the same server: directories spread over both. Never
+    slower; and once 16 or more tasks keep the one service's workers busy, clearly faster (the
+    directories really are spread: with every directory on the first service the rate is the same)."""
     two = _tiny_with(
         tmp_path_factory.mktemp("two-meta"),
         (META_DRIVES, "drives: {part: intel-p4600-1.6tb, count: 4}}]"),
@@ -167,7 +169,9 @@ def test_more_metadata_services_never_slower_with_unique_dirs(tmp_path_factory, 
     workload = _mdtest(threads=threads)
     one_meta = run_point(load_system(TINY), workload, op, threads, seed=3, whole_phase=False)
     two_meta = run_point(load_system(two), workload, op, threads, seed=3, whole_phase=False)
-    assert two_meta.ci_high >= one_meta.ci_low * 0.98
+    assert two_meta.value >= one_meta.value * 0.98
+    if threads >= 16:
+        assert two_meta.value > 1.25 * one_meta.value, (two_meta.value, one_meta.value)
 
 
 def test_gpfs_shared_directory_is_slower_than_unique_directories() -> None:

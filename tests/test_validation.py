@@ -431,8 +431,15 @@ def test_reports_render_from_the_result(repro: Reproduction, tmp_path: Path) -> 
         page = write_report(repro, tmp_path / "out.html")[0].read_text()
         assert page.count("data:image/png;base64,") == len(repro.benchmarks) + 1
         assert "prediction, not scored" in page
+        misses = text.split("## Misses and why")[1]
         for miss in (p for p in repro.points if not p.within and p.known_miss):
-            assert miss.known_miss.why.split()[0] in text
+            # The miss's own row (its system and point id) carries its whole reason.
+            row = next(
+                line
+                for line in misses.splitlines()
+                if line.startswith(f"| {miss.system} | {miss.benchmark} | point {miss.point.id} |")
+            )
+            assert " ".join(miss.known_miss.why.split()).replace("|", "\\|") in row
         blocks = build_report(repro)
         assert render_markdown(blocks)[0].count("|") > 0 and render_html(blocks).startswith("<!DOCTYPE html>")
     finally:
