@@ -121,6 +121,34 @@ CASES = {
         "unknown bus part 'pcie9'",
         "pcie9",
     ),
+    "stripe unit below mdadm's 4 KiB": (
+        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB",
+        "{count: 3, level: 0, members: 4, stripe_unit: 1 B",
+        "templates.r740xd-nvme.numa[0].raid_groups[0].stripe_unit",
+        "at least 4 KiB, as mdadm requires",
+        "stripe_unit: 1 B",
+    ),
+    "RAID5 stripe unit not a power of two": (
+        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB",
+        "{count: 4, level: 5, members: 3, stripe_unit: 384 KiB",
+        "templates.r740xd-nvme.numa[0].raid_groups[0].stripe_unit",
+        "RAID5 needs a power-of-two stripe unit",
+        "stripe_unit: 384 KiB",
+    ),
+    "HDR HCA on an EDR switch": (
+        "{part: connectx4-edr, switch: cluster-fabric}",
+        "{part: connectx6-hdr, switch: cluster-fabric}",
+        "clients[0].hcas[0]",
+        "cluster-fabric's fastest ports are edr (12.4 GB/s), slower than the hdr link (24.8 GB/s)",
+        "connectx6-hdr",
+    ),
+    "HDR inter-switch link between EDR switches": (
+        "count: 24, link: edr}",
+        "count: 1, link: hdr}",
+        "network.links[0].link",
+        "give link: edr",
+        "link: hdr}",
+    ),
     "too few drives": (
         "{count: 6, level: 1, members: 2,",
         "{count: 7, level: 1, members: 2,",
@@ -529,3 +557,17 @@ def test_an_unused_template_without_mistakes_is_fine(tmp_path) -> None:
     topology = _variant(tmp_path, "beegfs-edr-2019", [("servers:\n", good + "servers:\n")])
     result = run_cli("validate", str(topology))
     assert result.code == 0, result.stdout
+
+
+def test_a_raid0_stripe_unit_need_not_be_a_power_of_two(bad_topology) -> None:
+    # Linux md's RAID0 takes any whole-KiB chunk of at least 4 KiB; only RAID4/5/6/10 need a power of two.
+    topology = bad_topology("stripe_unit: 256 KiB", "stripe_unit: 384 KiB")
+    assert run_cli("validate", str(topology)).code == 0
+
+
+def test_an_hca_with_its_link_overridden_to_the_switch_speed_is_accepted(bad_topology) -> None:
+    topology = bad_topology(
+        "{part: connectx4-edr, switch: cluster-fabric}",
+        "{part: connectx6-hdr, switch: cluster-fabric, overrides: {link: edr}}",
+    )
+    assert run_cli("validate", str(topology)).code == 0

@@ -161,3 +161,38 @@ def test_run_table_shows_the_last_task_cost_for_ior_only() -> None:
     assert "last task" in ior.stdout and "%" in ior.stdout.split("last task")[1]
     iozone = run_cli("run", edr, "--workload", "beegfs-hp-iozone-seq", "--threads", "2")
     assert iozone.code == 0 and "last task" not in iozone.stdout
+
+
+def test_run_refuses_the_same_command_twice() -> None:
+    # Two spellings of one IOzone run: a benchmark selected twice, as with --workload.
+    result = run_cli(
+        "run", TINY, "--cmd", "iozone -i 0 -r 1m -s 1g -t 2", "--cmd", "iozone -t 2 -i0 -r 1024 -s 1g", "--threads", "1"
+    )
+    assert result.code == 2 and result.stdout == ""
+    assert "--cmd #2: runs the same benchmark as --cmd #1 (selected twice)" in result.stderr
+
+
+def test_thread_lists_are_plain_comma_separated_numbers() -> None:
+    for bad in ("1,,2", "1,2,", "1_000", "\u0664", "+4", "1e3"):
+        result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", bad)
+        assert result.code == 2 and "comma-separated list of whole numbers" in result.stderr, bad
+    assert run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--seed", "1_0").code == 2
+
+
+def test_an_unwritable_plot_folder_is_refused_before_simulating(monkeypatch) -> None:
+    import sys
+
+    import pytest
+
+    import sim.benchmarks.suite as suite
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("needs /proc")
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("simulated before checking --plot")
+
+    monkeypatch.setattr(suite, "run_suite", never)
+    # root may write anywhere as far as access() can tell, /proc included: the check must try.
+    result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--plot", "/proc/p.png")
+    assert result.code == 2 and result.stdout == "" and "--plot" in result.stderr

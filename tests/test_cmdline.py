@@ -153,6 +153,10 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 2 ior -a MPIIO -w -t 1m -b 1g", "-a", "MPIIO"),
         ("mpirun -np 2 ior -w -D 30 -t 1m -b 1g", "-D", "unsupported flag -D"),
         ("mpirun -np 2 ior -w -t 3m -b 4m", "-b", "multiple of the transfer size"),
+        ("mpirun -np 2 ior -w -t 12 -b 24", "-t", "'transfer size must be a multiple of access size'"),
+        ("mpirun -np 2 ior -w -t 8 -b 12", "-b", "'block size must be a multiple of access size'"),
+        ("iozone -i 0 -r 4k -s 1g -t \u0664", "-t", "at least 1"),  # an Arabic-Indic 4: atoi reads no digit
+        ("iozone -i 0 -r \uff14k -s 1g -t 2", "-r", "cannot read"),  # a full-width 4
         ("mpirun -np 2 ior -w -b 4m", "-t", "missing -t"),
         ("mpirun -np 2 ior -w -t 1m -b 1g -O useO_DIRECT=yes", "-O", "unsupported IOR option"),
         ("ior -w -t 1m -b 1g", "-np", "MPI launcher"),

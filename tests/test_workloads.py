@@ -180,6 +180,13 @@ def _line_of(text: str, fragment: str) -> int:
         ("record_size: 1 MiB", "record_size: 32 MiB", "record_size", "Maximum record length", "record_size"),
         ("record_size: 1 MiB", "record_size: 64 B", "record_size", "128 B to 16 MiB", "record_size"),
         ("record_size: 1 MiB", "record_size: 1000.5 B", "record_size", "whole number of bytes", "record_size"),
+        (
+            "benchmark: iozone_seq_nn\nops: [write, read]\nrecord_size: 1 MiB",
+            "benchmark: ior_seq_nn\nops: [write, read]\nrecord_size: 1001 B",
+            "record_size",
+            "multiple of 8 B",
+            "record_size",
+        ),
         ("file_size: 1 GiB", "file_size: 1 GiB\nmax_file_size: 2 GiB", "max_file_size", "caps an aggregate", "max_"),
         ("threads: [1, 2]", "threads: [1, 100000]", "threads[1]", "less than or equal to 65536", "threads"),
         (
@@ -204,6 +211,14 @@ def test_bad_workload_is_located(tmp_path: Path, old: str, new: str, path: str, 
     assert problem.file == str(file)
     assert problem.path == path
     assert problem.line == _line_of(text, marker)
+
+
+def test_a_topology_given_as_a_workload_says_so(tmp_path: Path) -> None:
+    with pytest.raises(WorkloadError) as info:
+        find_workload(str(ROOT / "topologies" / "pixstor-large.yaml"))
+    (problem,) = info.value.problems
+    assert problem.file.endswith("pixstor-large.yaml") and problem.line is not None
+    assert "this is a topology file" in problem.message and "TOPOLOGY argument" in problem.message
 
 
 def test_malformed_workload_is_a_workload_error(tmp_path: Path) -> None:

@@ -44,3 +44,15 @@ def test_nested_aliases_cannot_blow_up() -> None:
         load_yaml_text("\n".join(lines), "bomb.yaml")
     data, _ = load_yaml_text("\n".join(lines[:3]), "small.yaml")  # 1,110 values: fine
     assert len(data["l2"]) == 10 and data["l2"][0][0] == ["x"] * 10
+
+
+def test_a_file_that_is_not_utf8_names_the_line(tmp_path) -> None:
+    from sim.config.yamlio import load_yaml
+
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: x\ntitle: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(ConfigError) as info:
+        load_yaml(path)
+    (problem,) = info.value.problems
+    assert (problem.file, problem.line) == (str(path), 2)
+    assert "not UTF-8" in problem.message and "0xe9" in problem.message

@@ -28,7 +28,14 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
-from sim.config.workload import AnyWorkload, MdtestKeyError, MdtestWorkload, Workload, iozone_record_problem
+from sim.config.workload import (
+    AnyWorkload,
+    MdtestKeyError,
+    MdtestWorkload,
+    Workload,
+    ior_size_problem,
+    iozone_record_problem,
+)
 from sim.errors import Problem, WorkloadError
 
 SOURCE = "--cmd"
@@ -157,9 +164,9 @@ _LAUNCHER_NP = ("-np", "-n", "--np")
 # The Dell documents print '--allow-run-as-root' with an en dash as its first character.
 _LAUNCHER_ALIASES = {"\u2013-allow-run-as-root": "--allow-run-as-root"}
 
-_MDTEST_NUMBER = re.compile(r"(\d+)([kmgKMG]?)")
+_MDTEST_NUMBER = re.compile(r"([0-9]+)([kmgKMG]?)")  # ASCII digits, as atoi reads
 _PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
-_SIZE = re.compile(r"(\d+)([kmgKMG]?)")
+_SIZE = re.compile(r"([0-9]+)([kmgKMG]?)")
 _BINARY = {"k": 2**10, "m": 2**20, "g": 2**30}
 
 
@@ -201,7 +208,7 @@ class _Cursor:
 
 
 def _count(flag: str, text: str, *, minimum: int = 1) -> int:
-    if not text.isdigit() or int(text) < minimum:
+    if not (text.isascii() and text.isdigit()) or int(text) < minimum:
         _fail(flag, f"{flag} needs a whole number of at least {minimum}, got {text!r}")
     return int(text)
 
@@ -504,6 +511,9 @@ def _parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
         _fail("-t", "missing -t: give the transfer size, e.g. -t 16m (IOR's 256 KiB default is rarely what was meant)")
     if block is None:
         _fail("-b", "missing -b: give the block size per task, e.g. -b 16g (IOR's 1 MiB default fits in any cache)")
+    for flag, size, what in (("-t", transfer, "transfer"), ("-b", block, "block")):
+        if problem := ior_size_problem(size, what):
+            _fail(flag, problem)
     if block % transfer:
         _fail(
             "-b",

@@ -94,6 +94,16 @@ def load_workload(path: Path) -> AnyWorkload:
     except ConfigError as exc:
         raise WorkloadError(exc.problems) from None
     workload: AnyWorkload
+    if isinstance(data, dict) and "benchmark" not in data and {"servers", "filesystem"} <= data.keys():
+        raise WorkloadError(
+            [
+                smap.problem(
+                    (),
+                    "this is a topology file (it has servers: and filesystem:), not a workload; give it as the "
+                    "TOPOLOGY argument and a workload name or file to --workload",
+                )
+            ]
+        )
     if isinstance(data, dict) and data.get("benchmark") == "mdtest":
         workload = _validate_mdtest(data, smap)
     else:

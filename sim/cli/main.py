@@ -86,10 +86,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _thread_list(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    items = [x.strip() for x in text.split(",")]
+    if not all(x.isascii() and x.isdigit() for x in items):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of whole numbers (such as 1,16,256, with no empty entries)"
+        )
+    values = [int(x) for x in items]
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError("thread counts must be positive integers")
     if max(values) > MAX_THREADS:
@@ -98,10 +100,10 @@ def _thread_list(text: str) -> list[int]:
 
 
 def _seed(text: str) -> int:
-    try:
-        seed = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    digits = text.strip().removeprefix("-")
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+    seed = int(text)
     if seed < 0:
         raise argparse.ArgumentTypeError("the seed must be a non-negative integer")
     return seed
@@ -188,9 +190,23 @@ def cmd_run(args: argparse.Namespace) -> int:
             chosen.append(find_workload(given, args.topology))
         except PfssimError as exc:
             problems += getattr(exc, "problems", None) or [Problem("--workload", None, "", str(exc))]
+    commands: dict[str, int] = {}  # what a --cmd runs -> its number: the same benchmark twice is refused
     for i, command in enumerate(args.cmd):
         try:
-            chosen.append(parse_command(command, name=f"cmd{i + 1}"))
+            workload = parse_command(command, name=f"cmd{i + 1}")
+            what = workload.model_dump_json(exclude={"name", "title", "command"})
+            if what in commands:
+                problems.append(
+                    Problem(
+                        f"--cmd #{i + 1}",
+                        None,
+                        "",
+                        f"runs the same benchmark as --cmd #{commands[what]} (selected twice); give it once",
+                    )
+                )
+                continue
+            commands[what] = i + 1
+            chosen.append(workload)
         except PfssimError as exc:
             # Name the command when several are given: each --cmd is reported, not only the first bad one.
             label = f"--cmd #{i + 1}" if len(args.cmd) > 1 else "--cmd"

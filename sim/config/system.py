@@ -79,6 +79,26 @@ class RaidSpec(Model):
     owner: Literal["alternate", "A", "B"] = "alternate"
     filesystem: Text | None = None
 
+    @field_validator("stripe_unit")
+    @classmethod
+    def _stripe_unit(cls, size: float, info: ValidationInfo) -> float:
+        # mdadm refuses a chunk below 4 KiB or not a whole number of KiB ("invalid chunk/rounding
+        # value"); Linux md's RAID4/5/6 and RAID10 also need a power of two ("chunk size must be at
+        # least PAGE_SIZE(4096) and be a power of 2"). A byte-sized unit would also split every
+        # record into millions of pieces.
+        level = info.data.get("level")
+        if size < 4096 or size % 1024:
+            raise ValueError(
+                f"a stripe unit (RAID chunk) is a whole number of KiB and at least 4 KiB, as mdadm requires "
+                f"('invalid chunk/rounding value'); got {size:g} B"
+            )
+        if level in (5, 6, 10) and int(size) & (int(size) - 1):
+            raise ValueError(
+                f"RAID{level} needs a power-of-two stripe unit (Linux md: 'chunk size must be at least "
+                f"PAGE_SIZE and be a power of 2'); got {size / 1024:g} KiB"
+            )
+        return size
+
     @model_validator(mode="after")
     def _level_and_members(self) -> RaidSpec:
         n = self.members

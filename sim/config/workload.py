@@ -34,6 +34,21 @@ IOZONE_MIN_RECORD = 128
 IOZONE_MAX_RECORD = 16 * 2**20
 
 
+#: IOR's access unit, ``sizeof(IOR_size_t)`` (a long long): ior.c refuses a transfer or block size
+#: that is not a multiple of it ("transfer size must be a multiple of access size").
+IOR_ACCESS_SIZE = 8
+
+
+def ior_size_problem(size: float, what: str) -> str | None:
+    """Why IOR would refuse a transfer (``-t``) or block (``-b``) size of ``size`` bytes, or None."""
+    if size % IOR_ACCESS_SIZE == 0:
+        return None
+    return (
+        f"IOR needs a {what} size that is a multiple of {IOR_ACCESS_SIZE} B (ior.c: '{what} size must be a "
+        f"multiple of access size'); got {size:.0f} B"
+    )
+
+
 def iozone_record_problem(record: float) -> str | None:
     """Why IOzone would refuse a record of ``record`` bytes, or None."""
     if IOZONE_MIN_RECORD <= record <= IOZONE_MAX_RECORD:
@@ -75,7 +90,10 @@ class Workload(Model):
     @field_validator("record_size")
     @classmethod
     def _iozone_record(cls, record: float, info: ValidationInfo) -> float:
-        if str(info.data.get("benchmark", "")).startswith("iozone") and (problem := iozone_record_problem(record)):
+        benchmark = str(info.data.get("benchmark", ""))
+        if benchmark.startswith("iozone") and (problem := iozone_record_problem(record)):
+            raise ValueError(problem)
+        if benchmark.startswith("ior") and (problem := ior_size_problem(record, "transfer")):
             raise ValueError(problem)
         return record
 

@@ -139,9 +139,15 @@ def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
 def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     """Read and parse a YAML file; unreadable files are a :class:`ConfigError` too."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError([Problem(str(path), None, "", f"cannot read file: {exc.strerror or exc}")]) from None
-    except UnicodeDecodeError:
-        raise ConfigError([Problem(str(path), None, "", "the file is not UTF-8 text")]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        byte = raw[exc.start : exc.start + 1].hex()
+        raise ConfigError(
+            [Problem(str(path), line, "", f"the file is not UTF-8 text (byte 0x{byte} on this line); save it as UTF-8")]
+        ) from None
     return load_yaml_text(text, str(path))

@@ -8,6 +8,7 @@ so the check is that the nearest existing one is a folder this process may write
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from sim.errors import PfssimError
@@ -21,6 +22,11 @@ def _creatable(folder: Path, path: Path, option: str) -> None:
         raise PfssimError(f"{path}: {option}: {existing} is a file, so the folder {folder} cannot be made")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise PfssimError(f"{path}: {option}: the folder {existing} is not writable")
+    try:  # access() says yes to root everywhere, even on /proc or a read-only export: try it
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise PfssimError(f"{path}: {option}: cannot write in the folder {existing}: {exc.strerror or exc}") from None
 
 
 def check_output_file(path: Path, option: str) -> None:

@@ -63,6 +63,12 @@ class Builder(ServerSteps, ServiceSteps):
                 self.add_unique(Component(sw.name, "switch", part.model, note="non-blocking"), path)
                 self.system.part_names[sw.name] = sw.part
                 self.switch_ports[sw.name] = max(part.ports, part.split_ports or 0)
+                links = [
+                    (name, self.catalogue.get("links", name)) for name in (part.port_link, part.split_link) if name
+                ]
+                rates = [(name, e.part.rate) for name, e in links if e is not None and isinstance(e.part, Link)]
+                if rates:
+                    self.switch_port_link[sw.name] = max(rates, key=lambda item: item[1])
                 self.switch_cables[sw.name] = 0
                 self.switch_paths[sw.name] = path
             except _Abort:
@@ -82,6 +88,11 @@ class Builder(ServerSteps, ServiceSteps):
                 self.problem((*path, "link"), unknown_part_message("links", bundle.link, self.catalogue.names("links")))
                 continue
             assert isinstance(entry.part, Link)
+            try:
+                for end in (a, b):
+                    self.check_port_speed(bundle.link, entry.part.rate, end, (*path, "link"), "link: {}")
+            except _Abort:
+                continue
             rate = bundle.count * entry.part.rate
             name = f"{a}~{b}"
             try:

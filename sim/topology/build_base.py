@@ -71,6 +71,7 @@ class BuilderBase:
         self.switch_ports: dict[str, int] = {}
         self.switch_cables: dict[str, int] = {}
         self.switch_paths: dict[str, YamlPath] = {}
+        self.switch_port_link: dict[str, tuple[str, float]] = {}  # switch -> its fastest port link and rate
         self.server_cpu: dict[str, Cpu] = {}
         self.pending_services: list[tuple[ServiceSpec, str, str | None, YamlPath, list[str]]] = []
         self.group_paths: dict[str, YamlPath] = {}
@@ -110,6 +111,19 @@ class BuilderBase:
             rate = min(rate, self.bus(host_bus).lane_rate)
         return rate
 
+    def check_port_speed(self, link: str, rate: float, switch: str, path: YamlPath, fix: str) -> None:
+        """A cable runs at the slower end's speed; pfssim counts the cable's link rate, so a link
+        faster than every port of ``switch`` is refused rather than silently over-counted."""
+        port_link, port_rate = self.switch_port_link.get(switch, (link, rate))
+        if rate > port_rate:
+            self.problem(
+                path,
+                f"{switch}'s fastest ports are {port_link} ({port_rate / 1e9:g} GB/s), slower than the {link} link "
+                f"({rate / 1e9:g} GB/s) cabled to it: InfiniBand runs a cable at the slower end's speed and pfssim "
+                f"would count the faster; give {fix.format(port_link)}, or cable it to a switch with {link} ports",
+            )
+            raise _Abort
+
     def names(self, pattern: str, count: int, start: int, path: YamlPath) -> list[str]:
         """Expanded names, or a recorded problem."""
         try:
@@ -148,6 +162,7 @@ class BuilderBase:
             known = ", ".join(self.switch_ports) or "none"
             self.problem((*path, "switch"), f"unknown switch {switch!r} (switches: {known})")
             raise _Abort
+        self.check_port_speed(part.link, link_rate, switch, path, "the HCA overrides: {{link: {}}}")
         self.add_unique(Component(name, "hca", part.model, rate, rate, note=limit), path)
         self.system.part_names[name] = ref_part
         self.system.connect(owner, name)
