@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from sim.benchmarks.suite import default_workloads
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
 from tests.conftest import ROOT, TOPOLOGIES, UPDATE_GOLDEN
@@ -82,7 +83,10 @@ def test_beegfs_high_capacity_usable_formula() -> None:
 
 def test_every_system_names_its_default_suite() -> None:
     for path in TOPOLOGIES:
-        assert load_system(path).spec.benchmarks, path.stem
+        system = load_system(path)
+        assert system.spec.benchmarks, path.stem
+        # Each name resolves to a shipped workload file of that name.
+        assert [w.name for w in default_workloads(system)] == list(system.spec.benchmarks), path.stem
 
 
 def test_names_are_dotted_and_stable() -> None:
