@@ -10,7 +10,7 @@ import pytest
 from sim.benchmarks.cmdline import parse_command
 from sim.benchmarks.workloads import find_workload, is_workload_file, load_workload, workload_dir
 from sim.errors import WorkloadError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
 POWERS = [2**k for k in range(11)]  # 1 .. 1024
@@ -286,3 +286,33 @@ def test_unknown_benchmark_is_the_only_finding(tmp_path: Path) -> None:
         load_workload(file)
     assert [p.path for p in info.value.problems] == ["benchmark"]
     assert "benchmark: mdtest" in info.value.problems[0].message
+
+
+def test_files_larger_than_the_file_system_are_refused() -> None:
+    """256 threads x 1000 GiB is 275 TB; the EDR system holds 209 TB (pfssim show). N-1 counts one
+    block per task, GPFS data replicas count twice."""
+    from sim.benchmarks.driver import check_runnable, data_bytes
+    from sim.errors import PfssimError
+    from sim.topology.build import load_system
+    from sim.topology.capacity import capacity
+
+    edr = load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml")
+    result = run_cli(
+        "run", str(ROOT / "topologies" / "beegfs-edr-2019.yaml"), "--cmd", "iozone -i 0 -r 1m -s 1000g -t 256"
+    )
+    assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    assert "at 256 threads its files need 274.9 TB, more than the 209.1 TB beegfs-edr-2019 holds" in result.stderr
+    fits = parse_command("iozone -i 0 -r 1m -s 700g -t 256")  # 188 TB
+    check_runnable(edr, fits)
+    ior = parse_command("mpirun -np 64 ior -w -t 16m -b 4096g")
+    assert data_bytes(edr, ior, 64) == 64 * 4 * 2**40
+    with pytest.raises(PfssimError, match="at 64 threads its files need 281.5 TB"):
+        check_runnable(edr, ior)
+    pixstor = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    twice = pixstor.spec.filesystem.model_copy(update={"data_replicas": 2})
+    replicated = pixstor.spec.model_copy(update={"filesystem": twice})
+    workload = find_workload("pixstor-iozone-random")
+    assert data_bytes(pixstor, workload, 8) == 8 * 32 * 2**30
+    pixstor.spec = replicated
+    assert data_bytes(pixstor, workload, 8) == 2 * 8 * 32 * 2**30
+    assert capacity(pixstor).usable_B > data_bytes(pixstor, workload, 512)

@@ -41,6 +41,7 @@ from sim.engine.stats import batch_estimate, mser_cut
 from sim.errors import PfssimError
 from sim.fs.common import RunContext
 from sim.fs.platform import Platform
+from sim.topology.capacity import capacity
 from sim.topology.model import System
 
 
@@ -367,10 +368,30 @@ def run_point(
     )
 
 
+def data_bytes(system: System, workload: AnyWorkload, threads: int) -> float:
+    """Bytes a point's files occupy on the data targets (with GPFS data replicas)."""
+    if isinstance(workload, MdtestWorkload):
+        size = workload.total_items(threads) * workload.write_bytes
+    else:  # N-N: a file per thread; N-1: one block of the shared file per task
+        size = workload.file_size_for(threads) * threads
+    fs = system.spec.filesystem
+    return size * (fs.data_replicas if isinstance(fs, GpfsSpec) else 1)
+
+
 def check_runnable(system: System, workload: AnyWorkload) -> None:
     """Refuse, before anything is simulated, a workload the system cannot run."""
     if not system.storage_targets and not isinstance(workload, MdtestWorkload):
         raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
+    if system.storage_targets:
+        usable = capacity(system).usable_B
+        threads = max(workload.threads, key=lambda t: data_bytes(system, workload, t))
+        needed = data_bytes(system, workload, threads)
+        if needed > usable:
+            raise PfssimError(
+                f"{workload.name}: at {threads} threads its files need {needed / 1e12:.4g} TB, more than the "
+                f"{usable / 1e12:.4g} TB {system.name} holds (usable capacity, as pfssim show reports it); "
+                "lower the file size or the thread counts"
+            )
     if isinstance(workload, Workload):
         kind = system.spec.filesystem.kind
         if workload.stripe is not None and kind != "beegfs":
