@@ -131,9 +131,10 @@ def test_utilisation_and_bytes_conserved(threads: int, record: str, op: str) -> 
 
 
 def _tiny_with(tmp_path: Path, overrides: str) -> Path:
-    text = TINY.read_text().replace(
-        "drives: {part: intel-p4600-1.6tb, count: 1}", f"drives: {{part: intel-p4600-1.6tb, count: 1, {overrides}}}"
-    )
+    """tiny.yaml with more overrides of its storage drive (``overrides: {field: value}``)."""
+    original = "overrides: {capacity: 16 TB}"
+    assert original in TINY.read_text(), "test fixture out of date"
+    text = TINY.read_text().replace(original, original[:-1] + ", " + overrides.removeprefix("overrides: {"))
     (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
     path = tmp_path / "tiny.yaml"
     path.write_text(text)
