@@ -1,8 +1,9 @@
 """The versioned result of ``pfssim run``: inputs, seed, version, parameters and every point.
 
 ``schema_version`` history: 1 - first release (points with value, interval, bottleneck and the
-utilisation of every part; inputs embedded with their SHA-256). 2 - mdtest points (benchmark
-``mdtest``, ``file_bytes``, values in op/s); IOR and steady-state mdtest values are what the
+utilisation of every part; the topology file with its SHA-256, the workloads' settings, precision
+and parameters embedded). 2 - mdtest points (benchmark ``mdtest``, ``file_bytes``, values in
+op/s); IOR and steady-state mdtest values are what the
 benchmark reports, set by its last task, with ``last_task_factor`` (reported / aggregate rate).
 3 - ``limit`` per point: "capacity" when its bottleneck (the busiest part) is at least half busy,
 "latency" when no part is and the rate is held by the time requests take (too few in flight).

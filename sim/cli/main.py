@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="COMMAND",
-        help="a real iozone or mpirun ... ior command line (repeatable)",
+        help="a real iozone, mpirun ... ior or mpirun ... mdtest command line (repeatable)",
     )
     run.add_argument(
         "--threads",

@@ -14,9 +14,10 @@ consecutive addresses of a virtual disk start a stream, and the controller then 
 (the ``read_ahead`` setting of the enclosure) read beyond the stream's latest host read.
 
 The simulated cache starts full of writes shaped like the workload's (``prefill``); its size in
-entries (``me4_cache_entries_per_vdisk``) changes the start-up transient, not the steady state of
-random writes. Writes of a sequential stream that land in one stripe are merged while they wait,
-so small sequential writes destage as (nearly) full stripes.
+entries (``me4_cache_entries_per_vdisk``) is the destage sort window: it sets how short the
+drives' seeks are, and with them the steady random-write rate. Writes of a sequential stream that
+land in one stripe are merged while they wait, so small sequential writes destage as (nearly)
+full stripes.
 """
 
 from __future__ import annotations
