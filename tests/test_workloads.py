@@ -274,6 +274,9 @@ def test_settings_of_another_file_system_are_refused() -> None:
     huge = find_workload("pixstor-iozone-random").model_copy(update={"gpfs_pagepool_client": 100 * 2.0**40})
     with pytest.raises(PfssimError, match="does not fit in the 192 GiB"):
         check_runnable(gpfs, huge)
+    tiny = find_workload("pixstor-iozone-random").model_copy(update={"gpfs_pagepool_client": 3.0})
+    with pytest.raises(PfssimError, match="a client pagepool of 3 B cannot hold one 8 MiB file-system block"):
+        check_runnable(gpfs, tiny)
 
 
 def test_unknown_benchmark_is_the_only_finding(tmp_path: Path) -> None:

@@ -403,6 +403,11 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
         fs = system.spec.filesystem
         if isinstance(fs, GpfsSpec):
             pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
+            if pagepool < fs.block_size:
+                raise PfssimError(
+                    f"{workload.name}: a client pagepool of {pagepool:.0f} B cannot hold one {fs.block_size / 2**20:g} "
+                    "MiB file-system block (GPFS stages data through the pagepool a block buffer at a time)"
+                )
             for clients in system.spec.clients:
                 if clients.memory is not None and pagepool >= clients.memory:
                     raise PfssimError(
