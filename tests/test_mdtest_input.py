@@ -190,6 +190,7 @@ def test_accepted_flags_say_why_and_change_nothing() -> None:
         ("mpirun -np 2 mdtest -F -I 16 -n 64", "-n", "not both"),
         ("mpirun -np 2 mdtest -F -n 3 -b 2 -z 2", "-n", "fewer than the 7 directories"),
         (f"{BASE} -w 4 -e 8", "-e", "more than write_bytes"),
+        ("mpirun -np 2 mdtest -F -I 16 -E -e 4k", "-e", "the files are an earlier run's"),
         ("mdtest -F -I 16", "-np", "MPI launcher"),
         ("mpirun --map-by node mdtest -F -I 16", "-np", "no -np"),
         ("mpirun -np 2 \u2013map-by node mdtest -F -I 16", "\u2013map-by", "type it as --map-by"),

@@ -302,11 +302,17 @@ class MdtestWorkload(Model):
         problems = self.thread_problems(self.threads)
         if problems:
             raise MdtestKeyError("threads", "; ".join(problems))
-        if "create" in self.ops and "read" in self.ops and self.read_bytes > self.write_bytes:
+        if "read" in self.ops and self.read_bytes > self.write_bytes:
+            if "create" in self.ops:
+                why = "mdtest refuses to read more than it wrote"
+            else:  # -E without -C: the files come from an earlier run, whose -w pfssim needs to know
+                why = (
+                    "without the create phase the files are an earlier run's, and pfssim takes them to hold "
+                    "write_bytes (-w): give that run's -w"
+                )
             raise MdtestKeyError(
                 "read_bytes",
-                f"read_bytes ({self.read_bytes:.0f} B) is more than write_bytes ({self.write_bytes:.0f} B); "
-                "mdtest refuses to read more than it wrote",
+                f"read_bytes ({self.read_bytes:.0f} B) is more than write_bytes ({self.write_bytes:.0f} B); {why}",
             )
         return self
 
