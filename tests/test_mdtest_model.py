@@ -201,7 +201,12 @@ def test_pfssim_run_mdtest_json_points(capsys: pytest.CaptureFixture[str]) -> No
     assert [(p["op"], p["threads"]) for p in points] == [
         (op, t) for op in ("create", "stat", "read", "remove") for t in (1, 2)
     ]
-    assert all(p["benchmark"] == "mdtest" and p["file_bytes"] == 4096 and p["value"] > 0 for p in points)
+    assert all(p["benchmark"] == "mdtest" and p["file_bytes"] == 4096 and p["unit"] == "op/s" for p in points)
+    assert all(p["ci_low"] <= p["value"] <= p["ci_high"] and p["value"] > 0 for p in points)
+    rate = {(p["op"], p["threads"]): p["value"] for p in points}
+    for t in (1, 2):  # a stat is one metadata request; a create also writes the MDT and 4 KiB of data
+        assert rate[("stat", t)] > rate[("create", t)]
+    assert rate[("create", 2)] > rate[("create", 1)]  # two tasks keep more in flight than one
 
 
 @pytest.mark.parametrize(("op", "threads"), [("create", 4), ("stat", 8), ("remove", 2)])
