@@ -571,3 +571,19 @@ def test_an_hca_with_its_link_overridden_to_the_switch_speed_is_accepted(bad_top
         "{part: connectx6-hdr, switch: cluster-fabric, overrides: {link: edr}}",
     )
     assert run_cli("validate", str(topology)).code == 0
+
+
+def test_drives_go_where_their_interface_plugs_in(tmp_path) -> None:
+    """NVMe drives in an ME4084's SAS slots, and SAS disks on an NVMe PCIe switch, are refused."""
+    nvme_in_me4 = _variant(tmp_path / "a", "pixstor-large", [("part: nl-sas-12tb-7200", "part: intel-p4600-1.6tb")])
+    lines = _located(run_cli("validate", str(nvme_in_me4)))
+    assert [(m["path"], int(m["line"])) for m in lines] == [
+        ("enclosures[0].drives.part", _line_of(nvme_in_me4.read_text(), "part: intel-p4600-1.6tb"))
+    ], lines
+    assert "has a pcie3 interface, but an ME4 enclosure's drive slots are SAS" in lines[0]["message"]
+    sas_on_pcie = _variant(
+        tmp_path / "b", "beegfs-edr-2019", [("intel-p4600-1.6tb, count: 12", "nl-sas-12tb-7200, count: 12")]
+    )
+    lines = _located(run_cli("validate", str(sas_on_pcie)))
+    assert lines[0]["path"] == "templates.r740xd-nvme.numa[0].pcie_switches[0].drives.part"
+    assert "has a sas3 interface, but a PCIe switch's downstream ports take NVMe drives" in lines[0]["message"]

@@ -124,6 +124,15 @@ class BuilderBase:
             )
             raise _Abort
 
+    def check_drive_bus(self, part: Drive, bus: str, rule: str, path: YamlPath) -> None:
+        """A drive goes only where its interface plugs in: SAS drives in SAS slots, NVMe on PCIe."""
+        if not part.interface.bus.startswith(bus):
+            self.problem(
+                (*path, "drives", "part"),
+                f"{part.model} has a {part.interface.bus} interface, but {rule}",
+            )
+            raise _Abort
+
     def names(self, pattern: str, count: int, start: int, path: YamlPath) -> list[str]:
         """Expanded names, or a recorded problem."""
         try:

@@ -165,6 +165,7 @@ class ServerSteps(StorageSteps):
                         raise _Abort
                     dpart = self.part("drives", sw_ref.drives.part, sw_ref.drives.overrides, (*ppath, "drives"))
                     assert isinstance(dpart, Drive)
+                    self.check_drive_bus(dpart, "pcie", "a PCIe switch's downstream ports take NVMe drives", ppath)
                     self.add_drives(pool, sw_ref.drives.part, dpart, sw_ref.drives.count, [sw], (*ppath, "drives"))
             except _Abort:
                 continue
@@ -172,6 +173,9 @@ class ServerSteps(StorageSteps):
             try:
                 dpart = self.part("drives", zone.drives.part, zone.drives.overrides, (*zpath, "drives"))
                 assert isinstance(dpart, Drive)
+                self.check_drive_bus(
+                    dpart, "pcie", "drives on a NUMA zone attach to its CPU's PCIe lanes (NVMe)", zpath
+                )
                 self.add_drives(pool, zone.drives.part, dpart, zone.drives.count, [zone_name], (*zpath, "drives"))
             except _Abort:
                 pass

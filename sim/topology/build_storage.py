@@ -106,6 +106,7 @@ class StorageSteps(BuilderBase):
             raise _Abort
         part = self.part("drives", drives.part, drives.overrides, (*path, "drives"))
         assert isinstance(part, Drive)
+        self.check_drive_bus(part, "sas", "an ME4 enclosure's drive slots are SAS (12 Gb/s SAS midplane)", path)
         pool = _Pool(name, upstream=list(upstream))
         self.pools[name] = pool
         self.add_drives(pool, drives.part, part, drives.count, upstream, path)
