@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
 from tests.conftest import ROOT, TOPOLOGIES, run_cli
@@ -199,3 +201,33 @@ def test_an_unwritable_plot_folder_is_refused_before_simulating(monkeypatch) -> 
     # root may write anywhere as far as access() can tell, /proc included: the check must try.
     result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--plot", "/proc/p.png")
     assert result.code == 2 and result.stdout == "" and "--plot" in result.stderr
+
+
+def test_plot_shows_the_ceiling_and_which_points_are_latency_bound() -> None:
+    from matplotlib.colors import to_rgba
+
+    from sim.benchmarks.suite import run_suite
+    from sim.benchmarks.workloads import find_workload
+    from sim.report.plot import figure
+    from sim.topology.build import load_system
+    from sim.topology.summary import summarize
+
+    system = load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml")
+    workload = find_workload("beegfs-hp-iozone-seq").with_threads([1, 64])  # one stream; the links full
+    result = run_suite(system, [workload], seed=3)
+    ax = figure(result).axes[0]
+    ceiling = {line.get_label(): line.get_ydata()[0] for line in ax.get_lines() if "ceiling" in str(line.get_label())}
+    assert ceiling == {
+        "write ceiling (pfssim show)": pytest.approx(summarize(system).write.Bps / 1e9),
+        "read ceiling (pfssim show)": pytest.approx(summarize(system).read.Bps / 1e9),
+    }
+    markers = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+    for op in ("write", "read"):
+        points = result.curve(workload.name, op)
+        for limit in ("capacity", "latency"):
+            drawn = markers.get(f"{op}-{limit}")
+            threads = [p.threads for p in points if p.limit == limit]
+            assert (list(drawn.get_xdata()) if drawn else []) == threads
+            if drawn:  # hollow exactly when latency-bound
+                assert (to_rgba(drawn.get_markerfacecolor())[3] == 0) == (limit == "latency")
+    assert {p.limit for p in result.points} == {"capacity", "latency"}  # both kinds are drawn here

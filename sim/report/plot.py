@@ -20,25 +20,56 @@ def check_plot_path(path: Path) -> None:
     check_output_file(path, "--plot")
 
 
-def write_plot(result: RunResult, path: Path) -> None:
-    """One panel per workload; written to a temporary file first, then renamed (never half a file)."""
-    check_plot_path(path)
+def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib is imported lazily)
+    """One panel per workload: each operation's curve with its 95% band. Points limited by a part are
+    filled, latency-bound points hollow; bandwidth panels show the hardware ceiling of ``pfssim
+    show`` for each operation as a dashed line, so the curve can be read against what the parts allow."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from sim.topology.summary import summarize
+
     workloads = result.workloads
+    ceilings: dict[str, float] = {}
     fig, axes = plt.subplots(len(workloads), 1, figsize=(7, 3.6 * len(workloads)), squeeze=False)
     for ax, workload in zip(axes[:, 0], workloads, strict=True):
         for op in workload.point_ops:
             curve = result.curve(workload.name, op)
             if not curve:
                 continue
-            scale, unit = (1e9, "GB/s") if curve[0].unit == "B/s" else (1e3, "K op/s")
+            if curve[0].unit == "B/s":
+                scale, unit = 1e9, "GB/s"
+            else:
+                scale, unit = 1e3, "K op/s" if workload.benchmark == "mdtest" else "K IOPS"
             x = [p.threads for p in curve]
-            ax.plot(x, [p.value / scale for p in curve], marker="o", label=op)
+            (line,) = ax.plot(x, [p.value / scale for p in curve], label=op)
+            color = line.get_color()
+            for limit, face in (("capacity", color), ("latency", "none")):
+                chosen = [p for p in curve if p.limit == limit]
+                if chosen:
+                    ax.plot(
+                        [p.threads for p in chosen],
+                        [p.value / scale for p in chosen],
+                        linestyle="none",
+                        marker="o",
+                        color=color,
+                        markerfacecolor=face,
+                        gid=f"{op}-{limit}",
+                    )
             ax.fill_between(x, [p.ci_low / scale for p in curve], [p.ci_high / scale for p in curve], alpha=0.2)
+            if curve[0].unit == "B/s" and op in ("write", "read"):
+                if not ceilings:
+                    summary = summarize(result.system)
+                    ceilings = {"read": summary.read.Bps, "write": summary.write.Bps}
+                ax.axhline(
+                    ceilings[op] / scale,
+                    color=color,
+                    linestyle="--",
+                    linewidth=0.8,
+                    label=f"{op} ceiling (pfssim show)",
+                )
             ax.set_ylabel(unit)
         ax.set_xscale("log", base=2)
         if workload.benchmark == "mdtest":
@@ -46,8 +77,17 @@ def write_plot(result: RunResult, path: Path) -> None:
         ax.set_xlabel("threads")
         ax.set_title(f"{result.system.name}: {workload.name}")
         ax.grid(True, alpha=0.3)
-        ax.legend()
+        ax.legend(title="filled: a part limits; hollow: latency", title_fontsize="small", fontsize="small")
     fig.tight_layout()
+    return fig
+
+
+def write_plot(result: RunResult, path: Path) -> None:
+    """The curves of :func:`figure`, written to a temporary file first, then renamed (never half a file)."""
+    check_plot_path(path)
+    import matplotlib.pyplot as plt
+
+    fig = figure(result)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(suffix=path.suffix, dir=str(path.parent.resolve()))
