@@ -128,6 +128,25 @@ def test_ior_direct_io(flag: str) -> None:
     assert parse_command(f"mpirun -np 2 ior -w {flag} -t 1m -b 1g").direct_io is True
 
 
+@pytest.mark.parametrize("bundle", ["-Ice -w", "-Icew", "-cw -Ie", "-Icewr1m"])
+def test_iozone_bundled_switches_read_as_getopt_does(bundle: str) -> None:
+    """IOzone parses with getopt: switches may share one dash, the last one may take the rest as its value."""
+    spaced = parse_command("iozone -i 0 -i 1 -I -c -e -w -r 1m -s 1g -t 4")
+    extra = "" if bundle.endswith("1m") else " -r 1m"
+    bundled = parse_command(f"iozone -i0 -i1 {bundle}{extra} -s1g -t4")
+    assert bundled.model_dump(exclude={"command"}) == spaced.model_dump(exclude={"command"})
+
+
+@pytest.mark.parametrize("form", ["-t16m -b2g -s1 -aPOSIX", "-t=16m -b=2g -s=1 -a=POSIX -O=useO_DIRECT=1"])
+def test_ior_values_glued_or_after_equals(form: str) -> None:
+    """IOR's option parser (option.c) takes a short option's value glued on or after '='."""
+    spaced = parse_command("mpirun -np 4 ior -w -t 16m -b 2g -s 1 -a POSIX -o /mnt/f")
+    glued = parse_command(f"mpirun -np 4 ior -w {form} -i3 -d=5 -o/mnt/f")
+    assert glued.record_size == spaced.record_size == 16 * MiB
+    assert glued.file_size == spaced.file_size == 2 * GiB
+    assert glued.direct_io is ("useO_DIRECT" in form)
+
+
 def test_ior_verbosity_repeats() -> None:
     assert parse_command("mpirun --np 2 ior -vv -v -w -t 1m -b 1g -O summaryFormat=JSON").threads == [2]
 
@@ -153,6 +172,11 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 2 ior -a MPIIO -w -t 1m -b 1g", "-a", "MPIIO"),
         ("mpirun -np 2 ior -w -D 30 -t 1m -b 1g", "-D", "unsupported flag -D"),
         ("mpirun -np 2 ior -w -t 3m -b 4m", "-b", "multiple of the transfer size"),
+        ("mpirun -np 2 ior -wr -t 1m -b 1g", "-wr", "reads -wr as -w alone and ignores 'r'"),
+        ("iozone -i 0 -cx -r 1m -s 1g -t 2", "-x", "turns off stonewalling"),
+        ("iozone -i 0 -Ir -s 1g -t 2", "-r", "needs a record size"),
+        ("mpirun -np 2 ior -w -t1m -t 2m -b 1g", "-t", "given twice (1m and 2m)"),
+        ("mpirun -np 2 ior -w -t 1m -b 1g -OuseO_DIRECT=1", "-O", "write -O useO_DIRECT=1"),
         ("mpirun -np 2 ior -w -t 12 -b 24", "-t", "'transfer size must be a multiple of access size'"),
         ("mpirun -np 2 ior -w -t 8 -b 12", "-b", "'block size must be a multiple of access size'"),
         ("iozone -i 0 -r 4k -s 1g -t \u0664", "-t", "at least 1"),  # an Arabic-Indic 4: atoi reads no digit

@@ -11,6 +11,10 @@ Option meanings follow IOzone's usage text, IOR's ``parse_options.c`` and mdtest
 ``mdtest.c`` (see the shared research notes, sections 4.1 to 4.3): IOzone sizes without a suffix are
 KiB, IOR and mdtest sizes without a suffix are bytes, and the ``k``/``m``/``g`` suffixes are binary in
 all three. mdtest reads every number (``-n``, ``-I``, ``-b`` ...) the same way, so ``-I 1k`` is 1024.
+A value may be glued to its flag (``-r16m``, ``-t16m``, ``-I1024``) or, for IOR and mdtest, follow an
+``=`` (``-t=16m``), as their parsers allow; IOzone's getopt also reads bundled switches (``-ce``).
+IOR 3.3 and mdtest read only the first letter of a bundle such as ``-wr`` (older IOR read every
+letter), so their bundles are refused rather than guessed.
 
 Launcher: ``mpirun``/``mpiexec`` with ``-np``, ``--map-by node``, host files, ``--mca``, ``-x``,
 ``--prefix``, ``--oversubscribe`` and ``--allow-run-as-root``. The Dell documents print some of these
@@ -59,6 +63,12 @@ IOZONE_REFUSED = {
     "-x": "turns off stonewalling; pfssim models the stonewalled 'Children see' results, so drop -x",
 }
 _IOZONE_VALUE_FLAGS = ("-+m", "-i", "-r", "-s", "-t", "-b")
+# IOzone 3.4's getopt option string: letters before a ':' take a value.
+_IOZONE_GETOPT = "ZQNIBDGCTOMREWovAxamwphcezKJ:j:k:V:r:t:s:f:F:d:l:u:U:S:L:H:+:P:i:b:X:Y:g:n:y:q:"
+_IOZONE_TAKES_VALUE = {
+    c for c, n in zip(_IOZONE_GETOPT, _IOZONE_GETOPT[1:] + " ", strict=True) if c != ":" and n == ":"
+}
+_IOZONE_SWITCH_LETTERS = {c for c in _IOZONE_GETOPT if c != ":"} - _IOZONE_TAKES_VALUE
 _IOZONE_EXACT = {"-I", "-e", "-F", *IOZONE_NO_EFFECT, *IOZONE_REFUSED, *_IOZONE_VALUE_FLAGS}
 _IOZONE_TESTS = {"0": "write", "1": "read", "2": "random"}
 _IOZONE_OTHER_TESTS = {
@@ -95,6 +105,8 @@ IOR_REFUSED = {
     "-z": "random offsets are not modelled; pfssim models IOR's sequential transfers (use IOzone -i 2 for random)",
 }
 _IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -e and O_DIRECT"
+_IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", *IOR_NO_EFFECT_WITH_VALUE}
+_IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
 
 # ---------------------------------------------------------------------------------------------- mdtest
 
@@ -297,6 +309,20 @@ def _split_iozone(token: str) -> tuple[str, str | None]:
     return token, None
 
 
+def _unbundle_iozone(token: str) -> list[str] | None:
+    """``-ce`` -> [``-c``, ``-e``], ``-Ir16m`` -> [``-I``, ``-r16m``]: getopt reads a bundle of
+    switches, the last of which may take the rest of the word as its value. None if not a bundle."""
+    if len(token) <= 2 or token[0] != "-" or token[1] not in _IOZONE_SWITCH_LETTERS or token in _IOZONE_EXACT:
+        return None
+    flags = []
+    for i, letter in enumerate(token[1:], start=1):
+        if letter in _IOZONE_TAKES_VALUE:
+            flags.append("-" + token[i:])  # the value is glued on, or is the next word
+            break
+        flags.append("-" + letter)
+    return flags
+
+
 def _iozone_test(value: str) -> str:
     if value in _IOZONE_TESTS:
         return value
@@ -317,6 +343,9 @@ def _parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
     threads: int | None = None
     direct = fsync = False
     while (token := cursor.next()) is not None:
+        if (bundle := _unbundle_iozone(token)) is not None:
+            cursor.tokens[cursor.position : cursor.position] = bundle[1:]
+            token = bundle[0]
         flag, glued = _split_iozone(token)
         if flag == "-i":
             test = _iozone_test(cursor.value(flag, glued, "a test number"))
@@ -462,13 +491,37 @@ def _ior_option(flag: str, value: str) -> bool | None:
     _fail(flag, f"unsupported IOR option -O {value} (pfssim reads -O useO_DIRECT=0|1 and -O summaryFormat=...)")
 
 
+def _split_ior(token: str) -> tuple[str, str | None]:
+    """``-t16m`` or ``-t=16m`` -> (``-t``, ``16m``): IOR's option parser (``option.c``) takes the
+    rest of a short option as its value, or what follows the first ``=``."""
+    if token.startswith("-") and not token.startswith("--") and len(token) > 2 and not re.fullmatch(r"-v+", token):
+        flag, rest = token[:2], token[2:]
+        if flag == "-O" and not rest.startswith("="):
+            # IOR splits "-OuseO_DIRECT=1" at its "=" and passes "1" to -O.
+            _fail(flag, f"IOR would read {token} as -O with the value after its '='; write -O {rest}")
+        if flag in _IOR_VALUE_FLAGS:
+            return flag, rest.removeprefix("=")
+        if flag in _IOR_SWITCHES:
+            # IOR 3.3's parser looks at the first letter only; IOR 3.0's getopt read every letter.
+            split = f", e.g. {' '.join('-' + c for c in token[1:])}" if rest.isalpha() else ""
+            _fail(
+                token,
+                f"IOR 3.3 reads {token} as {flag} alone and ignores {rest!r} (older IOR read each letter as a "
+                f"flag); give each flag separately{split}",
+            )
+    return token, None
+
+
 def _parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
     cursor = _Cursor(tokens)
     write = read = direct = fsync = per_process = False
     transfer: int | None = None
     block: int | None = None
     segments = 1
-    while (token := cursor.next()) is not None:
+    while (raw := cursor.next()) is not None:
+        token, glued = _split_ior(raw)
+        if glued is not None:
+            cursor.tokens.insert(cursor.position, glued)  # the value is then read as the next token
         if token == "-a":
             api = cursor.once(token, cursor.value(token, None, "an API name"))
             if api.upper() != "POSIX":
