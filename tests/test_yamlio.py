@@ -40,7 +40,7 @@ def test_nested_aliases_cannot_blow_up() -> None:
     # Seven levels of ten aliases would be ten million values from seven short lines.
     lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
     lines += [f"l{k}: &l{k} [{', '.join([f'*l{k - 1}'] * 10)}]" for k in range(1, 7)]
-    with pytest.raises(ConfigError, match="expands to more than 1,000,000 values"):
+    with pytest.raises(ConfigError, match="expands to more than 100,000 values"):
         load_yaml_text("\n".join(lines), "bomb.yaml")
     data, _ = load_yaml_text("\n".join(lines[:3]), "small.yaml")  # 1,110 values: fine
     assert len(data["l2"]) == 10 and data["l2"][0][0] == ["x"] * 10
@@ -56,3 +56,50 @@ def test_a_file_that_is_not_utf8_names_the_line(tmp_path) -> None:
     (problem,) = info.value.problems
     assert (problem.file, problem.line) == (str(path), 2)
     assert "not UTF-8" in problem.message and "0xe9" in problem.message
+
+
+def test_dates_stay_text_and_explicit_bad_ones_are_located() -> None:
+    data, _ = load_yaml_text("version: 2019-13-01\ntitle: 2021-02-30\n", "dates.yaml")
+    assert data == {"version": "2019-13-01", "title": "2021-02-30"}  # not dates, and no crash on day 30
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text("name: x\nwhen: !!timestamp 2019-13-01\n", "stamp.yaml")
+    problem = info.value.problems[0]
+    assert (problem.line, problem.path) == (2, "when") and "month must be in 1..12" in problem.message
+
+
+@pytest.mark.parametrize("word", ["010", "0x10", "0b11", "1:0", "-07"])
+def test_numbers_only_in_decimal(word: str) -> None:
+    """YAML 1.1 reads 010 as 8 and 1:0 as 60; pfssim refuses them instead of guessing."""
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text(f"name: x\ncount: {word}\n", "n.yaml")
+    problem = info.value.problems[0]
+    assert (problem.line, problem.path) == (2, "count") and "decimal" in problem.message
+    data, _ = load_yaml_text(f"name: x\ncount: '{word}'\nn: 1_000\nf: 1e3\ng: .5\n", "q.yaml")
+    assert data == {"name": "x", "count": word, "n": 1000, "f": 1000.0, "g": 0.5}
+
+
+def test_self_containing_alias_and_deep_nesting_are_located() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text("name: x\nbenchmarks: &b [x, *b]\n", "loop.yaml")
+    assert info.value.problems[0].path == "benchmarks[1]" and "contains it" in info.value.problems[0].message
+    for depth in (100, 2000):  # past the limit, and past what Python's recursion allows
+        with pytest.raises(ConfigError, match="nested more than 64 levels"):
+            load_yaml_text("a: " + "[" * depth + "]" * depth + "\n", "deep.yaml")
+
+
+def test_nul_bytes_and_unknown_tags_are_located_without_pyyaml_internals() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text("name: x\ntitle: a\x00b\n", "nul.yaml")
+    assert info.value.problems[0].line == 2 and "U+0000" in info.value.problems[0].message
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text("name: x\ntitle: !foo bar\n", "tag.yaml")
+    assert info.value.problems[0].line == 2 and "<unicode string>" not in info.value.problems[0].message
+
+
+def test_oversized_files_are_refused_before_parsing(tmp_path) -> None:
+    from sim.config.yamlio import MAX_CHARACTERS, load_yaml
+
+    path = tmp_path / "big.yaml"
+    path.write_text("name: x\nvalues: [" + "1, " * (MAX_CHARACTERS // 3) + "1]\n")
+    with pytest.raises(ConfigError, match="more than the 250,000"):
+        load_yaml(path)

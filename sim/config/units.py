@@ -5,7 +5,8 @@ bytes, bytes per second, seconds, operations per second, revolutions per second 
 layer formats them back (:func:`format_quantity`).
 
 Decimal prefixes are powers of 1000 and binary prefixes powers of 1024, exactly. ``b`` is a bit and
-``B`` a byte, so ``100 Gb/s`` is 12.5e9 bytes/s. ``KB`` is accepted as a synonym of ``kB`` (1000 B),
+``B`` a byte, so ``100 Gb/s`` is 12.5e9 bytes/s; sizes must be given in bytes (``16 Tb`` is refused,
+being almost always a typo for ``16 TB``). ``KB`` is accepted as a synonym of ``kB`` (1000 B),
 as storage datasheets write it.
 """
 
@@ -105,6 +106,11 @@ def parse_quantity(value: object, dimension: Dimension, *, allow_zero: bool = Fa
     else:
         number, multiplier, unit = match.group(4), "", match.group(5)
     factor = _lookup(dimension, unit)
+    if dimension is Dimension.SIZE and factor is not None and unit.endswith("b"):
+        raise UnitError(
+            f"{value!r} is in bits ('b'); sizes are bytes: write e.g. '{number} {multiplier}{unit[:-1]}B' "
+            "(bits are for link rates such as '100 Gb/s')"
+        )
     if factor is None:
         raise UnitError(f"unknown {dimension.value} unit {unit!r} in {value!r}; write e.g. {_EXAMPLES[dimension]}")
     if multiplier and dimension is not Dimension.IOPS:
