@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -154,9 +155,28 @@ def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:
 
 
 def test_run_plot_makes_missing_folders(tmp_path) -> None:
+    import os
+
     target = tmp_path / "new" / "folder" / "curves.svg"
     result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--plot", str(target))
     assert result.code == 0 and target.read_text().lstrip().startswith("<?xml")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # not the private mode of a temporary file
+
+
+def test_plot_keeps_the_mode_of_the_file_it_replaces_and_takes_any_name(tmp_path) -> None:
+    topology = tmp_path / "dollar.yaml"
+    text = Path(TINY).read_text()
+    topology.write_text(text.replace("name: tiny", "name: 'tiny$ $ and $\\badcmd{$'", 1))
+    (tmp_path / "parts").symlink_to(ROOT / "tests" / "data" / "parts")
+    target = tmp_path / "curves.png"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    cmd = "iozone -i 0 -r 1m -s 64m -t 1"
+    result = run_cli("run", str(topology), "--cmd", cmd, "--precision", "0.2", "--plot", str(target), "--json")
+    assert result.code == 0, result.stderr  # a '$' in a name used to start matplotlib's math mode and crash
+    assert target.read_bytes().startswith(b"\x89PNG") and target.stat().st_mode & 0o777 == 0o640
 
 
 def test_run_table_shows_the_last_task_cost_for_ior_only() -> None:

@@ -1,4 +1,5 @@
-"""Output paths given on the command line, checked before anything is simulated.
+"""Output files: paths given on the command line, checked before anything is simulated, and
+written whole or not at all.
 
 A run can take minutes; a plot or report path that cannot be written must fail at once with exit 2,
 not after the simulation with a traceback. Missing folders are created when the file is written,
@@ -41,3 +42,25 @@ def check_output_folder(path: Path, option: str) -> None:
     if path.exists() and not path.is_dir():
         raise PfssimError(f"{path}: {option} needs a folder, and this is a file")
     _creatable(path.absolute(), path, option)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+    except OSError as error:
+        raise PfssimError(f"{path}: cannot write: {error.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        # mkstemp makes the file private: keep the mode of the file replaced, or give a new one the
+        # usual permissions (those of the umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = path.stat().st_mode & 0o7777 if path.is_file() else 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from pathlib import Path
 
 from sim.benchmarks.result import RunResult
-from sim.errors import PfssimError, Problem, WorkloadError
-from sim.report.files import check_output_file
+from sim.errors import Problem, WorkloadError
+from sim.report.files import check_output_file, write_atomic
 
 FORMATS = {".png": "png", ".svg": "svg"}
 
@@ -75,7 +74,8 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
         if workload.benchmark == "mdtest":
             ax.set_yscale("log")  # stat and create rates differ by orders of magnitude
         ax.set_xlabel("threads")
-        ax.set_title(f"{result.system.name}: {workload.name}")
+        # Names are the user's text: a '$' must not start matplotlib's math mode.
+        ax.set_title(f"{result.system.name}: {workload.name}".replace("$", r"\$"))
         ax.grid(True, alpha=0.3)
         ax.legend(title="filled: a part limits; hollow: latency", title_fontsize="small", fontsize="small")
     fig.tight_layout()
@@ -83,22 +83,14 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
 
 
 def write_plot(result: RunResult, path: Path) -> None:
-    """The curves of :func:`figure`, written to a temporary file first, then renamed (never half a file)."""
+    """The curves of :func:`figure`, rendered in memory, then written whole (never half a file)."""
     check_plot_path(path)
     import matplotlib.pyplot as plt
 
     fig = figure(result)
+    buffer = io.BytesIO()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=path.suffix, dir=str(path.parent.resolve()))
-    except OSError as error:
-        plt.close(fig)
-        raise PfssimError(f"{path}: --plot: cannot write: {error.strerror}") from None
-    os.close(fd)
-    try:
-        fig.savefig(tmp, format=FORMATS[path.suffix.lower()])
-        os.replace(tmp, path)
+        fig.savefig(buffer, format=FORMATS[path.suffix.lower()])
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomic(path, buffer.getvalue())

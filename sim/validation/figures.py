@@ -6,13 +6,11 @@ get the curves alone, titled as predictions.
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from sim.benchmarks.driver import PointResult
-from sim.errors import PfssimError
+from sim.report.files import write_atomic
 from sim.validation.score import BenchmarkScore, PointScore, UnscoredRun
 
 
@@ -106,25 +104,6 @@ def unscored_png(run: UnscoredRun) -> bytes:
     ax.set_title(f"{run.system}: {run.workload} - prediction, not scored", fontsize=10)
     ax.legend(fontsize=8)
     return _png(fig)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
-    except OSError as error:
-        raise PfssimError(f"{path}: cannot write: {error.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; give it the usual permissions
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def figures(benchmarks: Sequence[BenchmarkScore], unscored: Sequence[UnscoredRun]) -> dict[str, bytes]:
