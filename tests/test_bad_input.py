@@ -587,3 +587,58 @@ def test_drives_go_where_their_interface_plugs_in(tmp_path) -> None:
     lines = _located(run_cli("validate", str(sas_on_pcie)))
     assert lines[0]["path"] == "templates.r740xd-nvme.numa[0].pcie_switches[0].drives.part"
     assert "has a sas3 interface, but a PCIe switch's downstream ports take NVMe drives" in lines[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("ports", "hdr_clients", "taken"),
+    [(14, 0, None), (13, 0, "take 14 ports"), (14, 1, "take 18 ports")],
+    ids=["28 HDR100 fit 14 split ports", "not 13", "8 HDR cards take whole ports"],
+)
+def test_split_ports_carry_slower_links_only(tmp_path, ports: int, hdr_clients: int, taken: str | None) -> None:
+    """A QM8790 port splits into two HDR100 ports; a full-speed HDR cable needs a whole one."""
+    switch = "{name: ib, part: mellanox-qm8790}"
+    override = f"{{name: ib, part: mellanox-qm8790, overrides: {{ports: {ports}, split_ports: {2 * ports}}}}}"
+    client = "    hcas:\n      - {part: connectx6-hdr100, switch: ib}"
+    replacements = [(switch, override)]
+    if hdr_clients:
+        replacements.append((client, client.replace("hdr100", "hdr")))
+    topology = _variant(tmp_path, "beegfs-hdr100", replacements)
+    result = run_cli("validate", str(topology))
+    if taken is None:
+        assert result.code == 0, result.stdout
+        return
+    lines = _located(result)
+    assert [m["path"] for m in lines] == ["network.switches[0]"], result.stdout
+    assert f"but it has {ports} ports" in lines[0]["message"] and taken in lines[0]["message"]
+
+
+@pytest.mark.parametrize("side", ["client", "server"])
+def test_a_pagepool_must_fit_in_memory(tmp_path, side: str) -> None:
+    old = "pagepool: {client: 32 GiB, server: 96 GiB}"
+    new = old.replace("32 GiB", "320 GiB") if side == "client" else old.replace("96 GiB", "960 GiB")
+    topology = _variant(tmp_path, "pixstor-large", [(old, new)])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["path"] for m in lines] == [f"filesystem.pagepool.{side}"], lines
+    host = "c6230-0 (memory set at clients[0].memory)" if side == "client" else "storage0"
+    assert "pagepool does not fit in the" in lines[0]["message"] and host in lines[0]["message"]
+
+
+def test_a_beegfs_metadata_service_has_one_target(tmp_path) -> None:
+    topology = _variant(
+        tmp_path, "beegfs-edr-2019", [("{kind: beegfs-meta, count: 6}", "{kind: beegfs-meta, count: 3}")]
+    )
+    lines = _located(run_cli("validate", str(topology)))
+    assert len(lines) == 1 and lines[0]["path"].endswith(".count"), lines
+    assert "6 metadata targets for 3 beegfs-meta services" in lines[0]["message"]
+    assert "set count: 6" in lines[0]["message"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "fragment"),
+    [("{split_ports: 80, split_link: null}", "go together"), ("{split_ports: 60}", "must be a multiple of ports (40)")],
+)
+def test_switch_split_ports_are_consistent(tmp_path, overrides: str, fragment: str) -> None:
+    switch = "{name: ib, part: mellanox-qm8790}"
+    topology = _variant(tmp_path, "beegfs-hdr100", [(switch, switch.replace("}", f", overrides: {overrides}}}"))])
+    lines = _located(run_cli("validate", str(topology)))
+    assert lines[0]["path"] == "network.switches[0].overrides" and fragment in lines[0]["message"], lines

@@ -106,6 +106,17 @@ class Switch(Part):
     split_ports: Count | None = None
     split_link: Text | None = None
 
+    @model_validator(mode="after")
+    def _split(self) -> Switch:
+        if (self.split_ports is None) != (self.split_link is None):
+            raise ValueError("split_ports and split_link go together: the ports' count after splitting and their link")
+        if self.split_ports is not None and (self.split_ports <= self.ports or self.split_ports % self.ports):
+            raise ValueError(
+                f"split_ports ({self.split_ports}) must be a multiple of ports ({self.ports}) above it: each port "
+                "splits into the same number of slower ports"
+            )
+        return self
+
 
 class PcieSwitch(Part):
     """A PCIe switch fanning one uplink out to device slots."""

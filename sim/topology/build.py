@@ -8,6 +8,7 @@ collected before :class:`TopologyError` is raised.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from sim.config.load import Catalogue, load_system_spec
@@ -38,6 +39,7 @@ class Builder(ServerSteps, ServiceSteps):
             self.build_clients,
             self.build_filesystem,
             self.check_switch_ports,
+            self.check_pagepools,
             self.check_unassigned_groups,
             self.check_unused_templates,
         )
@@ -62,14 +64,18 @@ class Builder(ServerSteps, ServiceSteps):
                 assert isinstance(part, Switch)
                 self.add_unique(Component(sw.name, "switch", part.model, note="non-blocking"), path)
                 self.system.part_names[sw.name] = sw.part
-                self.switch_ports[sw.name] = max(part.ports, part.split_ports or 0)
+                self.switch_ports[sw.name] = part.ports
                 links = [
                     (name, self.catalogue.get("links", name)) for name in (part.port_link, part.split_link) if name
                 ]
                 rates = [(name, e.part.rate) for name, e in links if e is not None and isinstance(e.part, Link)]
                 if rates:
                     self.switch_port_link[sw.name] = max(rates, key=lambda item: item[1])
+                split = self.catalogue.get("links", part.split_link) if part.split_link else None
+                if split is not None and isinstance(split.part, Link) and part.split_ports:
+                    self.switch_split[sw.name] = (split.part.rate, part.split_ports // part.ports)
                 self.switch_cables[sw.name] = 0
+                self.switch_port_use[sw.name] = 0.0
                 self.switch_paths[sw.name] = path
             except _Abort:
                 continue
@@ -107,8 +113,8 @@ class Builder(ServerSteps, ServiceSteps):
             self.system.connect(a, name)
             self.system.connect(name, b)
             self.system.switch_links[name] = (a, b)
-            self.switch_cables[a] += bundle.count
-            self.switch_cables[b] += bundle.count
+            self.take_ports(a, entry.part.rate, bundle.count)
+            self.take_ports(b, entry.part.rate, bundle.count)
 
     def build_clients(self) -> None:
         """Client nodes and their HCAs, group by group."""
@@ -125,12 +131,14 @@ class Builder(ServerSteps, ServiceSteps):
             except _Abort:
                 continue
             cores = spec.cores or chassis.sockets * cpu.cores
+            memory = (spec.memory or chassis.memory, (*path, "memory") if spec.memory else (*path, "part"))
             for c, name in enumerate(names):
                 try:
                     self.add_unique(Component(name, "client", chassis.model, note=f"{cores} cores"), path)
                 except _Abort:
                     break
                 self.system.part_names[name] = spec.part
+                self.host_memory[name] = memory
                 self.system.clients.append(name)
                 self.system.client_cores[name] = cores
                 self.system.client_hcas[name] = []
@@ -231,14 +239,48 @@ class Builder(ServerSteps, ServiceSteps):
                 p for p in scratch.problems if p.path == prefix or p.path.startswith((prefix + ".", prefix + "["))
             )
 
+    def check_pagepools(self) -> None:
+        """GPFS pins its pagepool in memory: it must fit in every client's, and every NSD server's."""
+        fs = self.spec.filesystem
+        if not isinstance(fs, GpfsSpec):
+            return
+        hosts = {
+            "client": self.system.clients,
+            "server": list(dict.fromkeys(server for nsd in fs.nsds for server in nsd.servers)),
+        }
+        for side, names in hosts.items():
+            size = getattr(fs.pagepool, side)
+            if size < fs.block_size:
+                self.problem(
+                    ("filesystem", "pagepool", side),
+                    f"a {size / 2**20:g} MiB pagepool cannot hold one {fs.block_size / 2**20:g} MiB file-system "
+                    "block (GPFS stages data through the pagepool a block buffer at a time)",
+                )
+            for name in names:
+                memory, where = self.host_memory.get(name, (math.inf, ()))
+                if size >= memory:
+                    self.problem(
+                        ("filesystem", "pagepool", side),
+                        f"a {size / 2**30:g} GiB pagepool does not fit in the {memory / 2**30:g} GiB of {name} "
+                        f"(memory set at {format_path(where)}); GPFS pins the pagepool in memory",
+                    )
+                    break
+
     def check_switch_ports(self) -> None:
         """A switch cannot take more cables than it has ports."""
         for switch, cables in self.switch_cables.items():
-            if cables > self.switch_ports[switch]:
+            used, ports = self.switch_port_use[switch], self.switch_ports[switch]
+            if used > ports + 1e-9:
+                split = self.switch_split.get(switch)
+                how = (
+                    f"; a port splits into {split[1]} for links up to {split[0] / 1e9:g} GB/s, and the cables "
+                    f"take {used:g} ports"
+                    if split
+                    else ""
+                )
                 self.problem(
                     self.switch_paths[switch],
-                    f"{cables} cables (HCAs and inter-switch links) end at {switch} but it has "
-                    f"{self.switch_ports[switch]} ports",
+                    f"{cables} cables (HCAs and inter-switch links) end at {switch} but it has {ports} ports{how}",
                 )
 
     def check_unassigned_groups(self) -> None:

@@ -70,6 +70,11 @@ class BuilderBase:
         self.controller_cables: dict[str, int] = {}
         self.switch_ports: dict[str, int] = {}
         self.switch_cables: dict[str, int] = {}
+        self.host_memory: dict[str, tuple[float, YamlPath]] = {}  # server or client -> memory, where given
+        # Ports a switch's cables take: 1 each, or 1 / (split ports per port) for a cable that a split
+        # port carries (its link no faster than the split link: an HDR100 HCA on half an HDR port).
+        self.switch_port_use: dict[str, float] = {}
+        self.switch_split: dict[str, tuple[float, int]] = {}  # switch -> (split link rate, splits per port)
         self.switch_paths: dict[str, YamlPath] = {}
         self.switch_port_link: dict[str, tuple[str, float]] = {}  # switch -> its fastest port link and rate
         self.server_cpu: dict[str, Cpu] = {}
@@ -177,5 +182,11 @@ class BuilderBase:
         self.system.connect(owner, name)
         self.system.connect(name, switch)
         self.system.hca_switch[name] = switch
-        self.switch_cables[switch] += 1
+        self.take_ports(switch, link_rate, 1)
         return name
+
+    def take_ports(self, switch: str, rate: float, cables: int) -> None:
+        """Count ``cables`` of link ``rate`` against ``switch``'s ports (see ``switch_port_use``)."""
+        self.switch_cables[switch] += cables
+        split_rate, splits = self.switch_split.get(switch, (0.0, 1))
+        self.switch_port_use[switch] += cables / splits if rate <= split_rate else cables

@@ -87,6 +87,7 @@ class ServerSteps(StorageSteps):
         """One server and everything inside it."""
         self.add_unique(Component(name, "server", chassis.model, note=body.role or ""), path)
         self.system.part_names[name] = body.part or ""
+        self.host_memory[name] = (body.memory or chassis.memory, origin["memory"] if body.memory else origin["part"])
         self.system.servers.append(name)
         self.server_cpu[name] = cpu
         self.hcas_of_server[name] = []

@@ -42,6 +42,14 @@ class ServiceSteps(BuilderBase):
             if svc.kind == "beegfs-mgmt":
                 mgmt.extend([(server, path)] * svc.count)
             role = _SERVICE_ROLE.get(svc.kind)
+            if role is None and (svc.targets is not None or svc.workers is not None):
+                extra = "targets" if svc.targets is not None else "workers"
+                self.problem(
+                    (*path, extra),
+                    f"{svc.kind} has no {extra}: the management daemon keeps only the registry of nodes and "
+                    "targets and is not on the I/O path; remove it",
+                )
+                continue
             if svc.targets is not None:
                 targets = [g for g in self.system.groups if any(fnmatch.fnmatchcase(g, pat) for pat in svc.targets)]
                 if not targets:
@@ -75,6 +83,15 @@ class ServiceSteps(BuilderBase):
             if targets and len(targets) % svc.count:
                 self.problem(
                     (*path, "count"), f"{len(targets)} targets cannot be dealt evenly over {svc.count} services"
+                )
+                continue
+            if svc.kind == "beegfs-meta" and len(targets) != svc.count:
+                # beegfs-meta.conf has one storeMetaDirectory: one metadata target per daemon.
+                self.problem(
+                    (*path, "count"),
+                    f"{len(targets)} metadata targets for {svc.count} beegfs-meta service"
+                    f"{'s' if svc.count > 1 else ''}: each metadata service has exactly one metadata target "
+                    f"(storeMetaDirectory in beegfs-meta.conf); set count: {len(targets)}",
                 )
                 continue
             hcas = self.service_hcas(svc, server, zone, path)
