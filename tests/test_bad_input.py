@@ -642,3 +642,71 @@ def test_switch_split_ports_are_consistent(tmp_path, overrides: str, fragment: s
     topology = _variant(tmp_path, "beegfs-hdr100", [(switch, switch.replace("}", f", overrides: {overrides}}}"))])
     lines = _located(run_cli("validate", str(topology)))
     assert lines[0]["path"] == "network.switches[0].overrides" and fragment in lines[0]["message"], lines
+
+
+HCA = "{part: connectx5-edr, switch: storage-switch}"
+VOLUME = "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}"
+
+
+@pytest.mark.parametrize(
+    ("system", "old", "new", "path", "fragment"),
+    [
+        (
+            "beegfs-edr-2019",
+            HCA,
+            HCA.replace("}", ", overrides: {host: {bus: sas3, lanes: 1}}}"),
+            "templates.r740xd-nvme.numa[0].hcas[0]",
+            "has a sas3 host interface; an HCA plugs into a PCIe slot",
+        ),
+        (
+            "beegfs-edr-2019",
+            HCA,
+            HCA.replace("}", ", overrides: {ports: 2}}"),
+            "templates.r740xd-nvme.numa[0].hcas[0]",
+            "pfssim cables one port per HCA",
+        ),
+        (
+            "beegfs-edr-2019",
+            VOLUME,
+            VOLUME.replace("}", ", owner: A}"),
+            "templates.r740xd-nvme.numa[0].raid_groups[0].owner",
+            "has no controllers (its drives are the server's own)",
+        ),
+        (
+            "beegfs-edr-2019",
+            VOLUME,
+            VOLUME.replace("xfs", "ntfs"),
+            "templates.r740xd-nvme.numa[0].raid_groups[0].filesystem",
+            "'xfs'",
+        ),
+        (
+            "beegfs-high-capacity",
+            "    part: powervault-me4084\n",
+            "    part: powervault-me4084\n    overrides: {io_modules: 2}\n",
+            "enclosures[0].overrides",
+            "io_modules describe an expansion enclosure",
+        ),
+        (
+            "pixstor-large-expansion",
+            "      part: powervault-me484\n",
+            "      part: powervault-me484\n      overrides: {array_seq_read: 9 GB/s}\n",
+            "enclosures[0].expansion.overrides",
+            "array_seq_read describes a controller enclosure",
+        ),
+    ],
+    ids=[
+        "HCA on SAS",
+        "dual-port HCA",
+        "owner in a server",
+        "unknown local fs",
+        "controller io_modules",
+        "ME484 rates",
+    ],
+)
+def test_fields_that_would_be_ignored_are_refused(
+    tmp_path, system: str, old: str, new: str, path: str, fragment: str
+) -> None:
+    topology = _variant(tmp_path, system, [(old, new)])
+    lines = _located(run_cli("validate", str(topology)))
+    assert lines and lines[0]["path"] == path and fragment in lines[0]["message"], lines
+    assert int(lines[0]["line"]) == _line_of(topology.read_text(), new.strip().splitlines()[-1])

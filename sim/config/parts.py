@@ -168,8 +168,18 @@ class Enclosure(Part):
             missing = [f for f in needed if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"a controller enclosure needs {', '.join(missing)}")
-        elif self.io_modules is None:
-            raise ValueError("an expansion enclosure needs io_modules")
+            if self.io_modules is not None:
+                raise ValueError("io_modules describe an expansion enclosure; a controller enclosure has controllers")
+        else:
+            if self.io_modules is None:
+                raise ValueError("an expansion enclosure needs io_modules")
+            extra = [f for f in (*needed, "cache_per_controller") if getattr(self, f) is not None]
+            if extra:
+                raise ValueError(
+                    f"{', '.join(extra)} {'describe' if len(extra) > 1 else 'describes'} a controller enclosure; "
+                    "an expansion enclosure has no "
+                    "controllers (its drives are driven by the controllers it is cabled to)"
+                )
         return self
 
 

@@ -77,7 +77,8 @@ class RaidSpec(Model):
     interleave: Count = 1
     drives: list[Index] | None = None
     owner: Literal["alternate", "A", "B"] = "alternate"
-    filesystem: Text | None = None
+    # The local file system of a BeeGFS target (documentary: the model does not depend on it).
+    filesystem: Literal["xfs", "ext4", "zfs", "btrfs"] | None = None
 
     @field_validator("stripe_unit")
     @classmethod

@@ -166,6 +166,16 @@ class BuilderBase:
         """An HCA node of ``owner`` cabled to ``switch``; capacity = min(link, PCIe slot)."""
         part = self.part("hcas", ref_part, overrides, path)
         assert isinstance(part, Hca)
+        if not part.host.bus.startswith("pcie"):
+            self.problem(path, f"{part.model} has a {part.host.bus} host interface; an HCA plugs into a PCIe slot")
+            raise _Abort
+        if part.ports != 1:
+            self.problem(
+                path,
+                f"{part.model} has {part.ports} ports; pfssim cables one port per HCA (the ports of a multi-port "
+                "card share its PCIe slot, which pfssim does not split); use a single-port part",
+            )
+            raise _Abort
         link_entry = self.catalogue.get("links", part.link)
         assert link_entry is not None and isinstance(link_entry.part, Link)
         link_rate = link_entry.part.rate

@@ -159,6 +159,13 @@ class StorageSteps(BuilderBase):
                 whole_blocks = -(-raid.count // raid.interleave)
                 next_slot += whole_blocks * block
             pattern = raid.name or default_name
+            if raid.owner != "alternate" and not owners:
+                self.problem(
+                    (*gpath, "owner"),
+                    f"owner {raid.owner!r} names the enclosure controller that owns a virtual disk; {pool.name} "
+                    "has no controllers (its drives are the server's own)",
+                )
+                continue
             if "{i}" not in pattern and len(slot_lists) > 1:
                 self.problem((*gpath, "name"), f"name {pattern!r} needs an '{{i}}' placeholder when count > 1")
                 continue
