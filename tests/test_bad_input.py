@@ -646,50 +646,29 @@ def test_switch_split_ports_are_consistent(tmp_path, overrides: str, fragment: s
 
 HCA = "{part: connectx5-edr, switch: storage-switch}"
 VOLUME = "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}"
+EDR_ZONE = "templates.r740xd-nvme.numa[0]"
+EDR = "beegfs-edr-2019"
+ME4084, ME484 = "    part: powervault-me4084\n", "      part: powervault-me484\n"
 
 
 @pytest.mark.parametrize(
     ("system", "old", "new", "path", "fragment"),
     [
-        (
-            "beegfs-edr-2019",
-            HCA,
-            HCA.replace("}", ", overrides: {host: {bus: sas3, lanes: 1}}}"),
-            "templates.r740xd-nvme.numa[0].hcas[0]",
-            "has a sas3 host interface; an HCA plugs into a PCIe slot",
-        ),
-        (
-            "beegfs-edr-2019",
-            HCA,
-            HCA.replace("}", ", overrides: {ports: 2}}"),
-            "templates.r740xd-nvme.numa[0].hcas[0]",
-            "pfssim cables one port per HCA",
-        ),
-        (
-            "beegfs-edr-2019",
-            VOLUME,
-            VOLUME.replace("}", ", owner: A}"),
-            "templates.r740xd-nvme.numa[0].raid_groups[0].owner",
-            "has no controllers (its drives are the server's own)",
-        ),
-        (
-            "beegfs-edr-2019",
-            VOLUME,
-            VOLUME.replace("xfs", "ntfs"),
-            "templates.r740xd-nvme.numa[0].raid_groups[0].filesystem",
-            "'xfs'",
-        ),
+        (EDR, HCA, HCA[:-1] + ", overrides: {host: {bus: sas3, lanes: 1}}}", f"{EDR_ZONE}.hcas[0]", "into a PCIe slot"),
+        (EDR, HCA, HCA[:-1] + ", overrides: {ports: 2}}", f"{EDR_ZONE}.hcas[0]", "pfssim cables one port per HCA"),
+        (EDR, VOLUME, VOLUME[:-1] + ", owner: A}", f"{EDR_ZONE}.raid_groups[0].owner", "has no controllers"),
+        (EDR, VOLUME, VOLUME.replace("xfs", "ntfs"), f"{EDR_ZONE}.raid_groups[0].filesystem", "'xfs'"),
         (
             "beegfs-high-capacity",
-            "    part: powervault-me4084\n",
-            "    part: powervault-me4084\n    overrides: {io_modules: 2}\n",
+            ME4084,
+            ME4084 + "    overrides: {io_modules: 2}\n",
             "enclosures[0].overrides",
             "io_modules describe an expansion enclosure",
         ),
         (
             "pixstor-large-expansion",
-            "      part: powervault-me484\n",
-            "      part: powervault-me484\n      overrides: {array_seq_read: 9 GB/s}\n",
+            ME484,
+            ME484 + "      overrides: {array_seq_read: 9 GB/s}\n",
             "enclosures[0].expansion.overrides",
             "array_seq_read describes a controller enclosure",
         ),
