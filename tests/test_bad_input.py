@@ -689,3 +689,10 @@ def test_fields_that_would_be_ignored_are_refused(
     lines = _located(run_cli("validate", str(topology)))
     assert lines and lines[0]["path"] == path and fragment in lines[0]["message"], lines
     assert int(lines[0]["line"]) == _line_of(topology.read_text(), new.strip().splitlines()[-1])
+
+
+def test_more_clients_than_threads_are_refused(tmp_path) -> None:
+    old = "  - name: r840-{i}\n    count: 8\n"
+    topology = _variant(tmp_path, "beegfs-hdr100", [(old, old.replace("count: 8", "count: 65530"))])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["path"] for m in lines] == ["clients"] and "65,538 clients in all" in lines[0]["message"], lines

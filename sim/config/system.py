@@ -14,6 +14,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from sim.config.quantities import (
     GPFS_BLOCK_SIZES,
+    MAX_THREADS,
     ChunkSize,
     Count,
     Index,
@@ -345,6 +346,18 @@ class SystemSpec(Model):
     templates: dict[str, ServerBody] = {}
     network: NetworkSpec
     clients: list[ClientSpec] = Field(min_length=1)
+
+    @field_validator("clients")
+    @classmethod
+    def _client_total(cls, groups: list[ClientSpec]) -> list[ClientSpec]:
+        total = sum(group.count for group in groups)
+        if total > MAX_THREADS:
+            raise ValueError(
+                f"{total:,} clients in all; pfssim runs at most {MAX_THREADS:,} threads, one or more per "
+                "client, so the rest could never be used"
+            )
+        return groups
+
     servers: list[ServerSpec] = Field(min_length=1)
     enclosures: list[EnclosureSpec] = []
     filesystem: BeeGFSSpec | GpfsSpec = Field(discriminator="kind")

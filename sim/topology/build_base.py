@@ -13,7 +13,7 @@ from sim.config.system import (
 )
 from sim.config.yamlio import SourceMap
 from sim.errors import ConfigError, Problem
-from sim.topology.model import Component, System
+from sim.topology.model import Component, RaidGroup, System
 
 YamlPath = tuple[str | int, ...]
 
@@ -194,6 +194,10 @@ class BuilderBase:
         self.system.hca_switch[name] = switch
         self.take_ports(switch, link_rate, 1)
         return name
+
+    def groups_in(self, pool: str) -> list[RaidGroup]:
+        """The RAID groups of one drive pool (a NUMA zone or an enclosure), in build order."""
+        return self.system.groups_by_pool.get(pool, [])
 
     def take_ports(self, switch: str, rate: float, cables: int) -> None:
         """Count ``cables`` of link ``rate`` against ``switch``'s ports (see ``switch_port_use``)."""

@@ -215,7 +215,7 @@ class ServerSteps(StorageSteps):
         if zone.raid_groups or pool.drives:
             with contextlib.suppress(_Abort):
                 self.deal_groups(pool, zone.raid_groups, zone.spares, "target{i}", zpath, [], 0)
-        for group in [g for g in self.system.groups.values() if g.pool == zone_name]:
+        for group in self.groups_in(zone_name):
             self.system.zone_of[group.name] = zone_name
         if len(self.problems) > problems_before:
             return

@@ -56,7 +56,7 @@ class ServiceSteps(BuilderBase):
                     self.problem((*path, "targets"), f"no RAID group matches {svc.targets}")
                     continue
             elif role is not None and zone is not None:
-                targets = [g.name for g in self.system.groups.values() if g.pool == zone and g.role == role]
+                targets = [g.name for g in self.groups_in(zone) if g.role == role]
                 if not targets:
                     self.problem(path, f"{svc.kind} in {zone} finds no RAID group of role {role!r} there")
                     continue
@@ -181,10 +181,10 @@ class ServiceSteps(BuilderBase):
             self.add_unique(Component(service.name, "service", service.kind), path)
         except _Abort:
             return
-        self.system.services[service.name] = service
+        self.system.add_service(service)
         self.system.connect(service.zone or service.server, service.name)
         for target in service.targets:
-            others = [s.name for s in self.system.services.values() if target in s.targets and s.name != service.name]
+            others = [s.name for s in self.system.services_of(target) if s.name != service.name]
             if others and service.kind.startswith("beegfs"):
                 self.problem(path, f"target {target!r} is served by both {others[0]} and {service.name}")
 

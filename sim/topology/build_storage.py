@@ -233,7 +233,7 @@ class StorageSteps(BuilderBase):
                     )
                 except _Abort:
                     break
-                self.system.groups[group_name] = group
+                self.system.add_group(group)
                 self.group_paths[group_name] = gpath
                 for s, member in zip(slots, members, strict=True):
                     pool.used[s] = group_name

@@ -101,8 +101,12 @@ class System:
     file: str
     components: dict[str, Component] = field(default_factory=dict)
     graph: nx.Graph = field(default_factory=nx.Graph)
-    groups: dict[str, RaidGroup] = field(default_factory=dict)
-    services: dict[str, Service] = field(default_factory=dict)
+    groups: dict[str, RaidGroup] = field(default_factory=dict)  # add with add_group
+    groups_by_pool: dict[str, list[RaidGroup]] = field(default_factory=dict)  # pool -> its groups, in order
+    services: dict[str, Service] = field(default_factory=dict)  # add with add_service
+    # target -> its services, kept by add_service: a scan of all services per question made checking
+    # a topology of thousands of servers quadratic
+    service_index: dict[str, list[Service]] = field(default_factory=dict)
     clients: list[str] = field(default_factory=list)
     client_hcas: dict[str, list[str]] = field(default_factory=dict)
     client_cores: dict[str, int] = field(default_factory=dict)
@@ -146,13 +150,24 @@ class System:
         """Targets holding metadata (BeeGFS MDTs, GPFS metadata NSDs)."""
         return [name for name, group in self.groups.items() if group.role == "metadata" and self.served(name)]
 
+    def add_group(self, group: RaidGroup) -> None:
+        """Add a RAID group and index it by its drive pool."""
+        self.groups[group.name] = group
+        self.groups_by_pool.setdefault(group.pool, []).append(group)
+
+    def add_service(self, service: Service) -> None:
+        """Add a service and index it by the targets it serves."""
+        self.services[service.name] = service
+        for target in service.targets:
+            self.service_index.setdefault(target, []).append(service)
+
     def served(self, target: str) -> bool:
         """True when some service serves ``target``."""
-        return any(target in service.targets for service in self.services.values())
+        return target in self.service_index
 
     def services_of(self, target: str) -> list[Service]:
         """The services that can serve ``target`` (GPFS: primary first)."""
-        return [s for s in self.services.values() if target in s.targets]
+        return list(self.service_index.get(target, ()))
 
     def count_by_kind(self) -> dict[str, int]:
         """How many components of each kind the system has."""
