@@ -696,3 +696,25 @@ def test_more_clients_than_threads_are_refused(tmp_path) -> None:
     topology = _variant(tmp_path, "beegfs-hdr100", [(old, old.replace("count: 8", "count: 65530"))])
     lines = _located(run_cli("validate", str(topology)))
     assert [m["path"] for m in lines] == ["clients"] and "65,538 clients in all" in lines[0]["message"], lines
+
+
+def test_workload_and_topology_files_are_told_apart(tmp_path) -> None:
+    from tests.conftest import ROOT
+
+    workload = ROOT / "workloads" / "mdtest-pixstor-empty.yaml"
+    result = run_cli("run", str(workload))
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert "this is a workload file (it has benchmark:), not a topology" in result.stderr
+    assert "parts catalogue" not in result.stderr  # one finding, not the topology schema's echoes
+    typo = _variant(tmp_path, "beegfs-hdr100", [("benchmarks:", "benchmark:")])
+    lines = _located(run_cli("validate", str(typo)))  # a topology with one key mistyped is still a topology
+    assert {"unknown key 'benchmark'", "missing required key 'benchmarks'"} <= {m["message"] for m in lines}
+
+
+def test_every_target_pattern_must_match(tmp_path) -> None:
+    old = 'targets: ["me4084-*.vd[0-3]"]'
+    topology = _variant(tmp_path, "beegfs-high-capacity", [(old, 'targets: ["me4084-*.vd[0-3]", "me4048-*"]')])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [(m["path"], m["message"]) for m in lines] == [
+        ("servers[3].services[0].targets[1]", "no RAID group matches 'me4048-*'")
+    ], lines

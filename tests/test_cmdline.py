@@ -174,6 +174,8 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 2 ior -w -t 3m -b 4m", "-b", "multiple of the transfer size"),
         ("mpirun -np 2 ior -wr -t 1m -b 1g", "-wr", "reads -wr as -w alone and ignores 'r'"),
         ("iozone -i 0 -cx -r 1m -s 1g -t 2", "-x", "turns off stonewalling"),
+        ("iozone -i 0 -r 1m -s 1g -t 70000", "-t", "more than the 65,536 threads"),
+        ("mpirun -np 70000 ior -w -t 1m -b 1g", "-np", "more than the 65,536 threads"),
         ("iozone -i 0 -Ir -s 1g -t 2", "-r", "needs a record size"),
         ("mpirun -np 2 ior -w -t1m -t 2m -b 1g", "-t", "given twice (1m and 2m)"),
         ("mpirun -np 2 ior -w -t 1m -b 1g -OuseO_DIRECT=1", "-O", "write -O useO_DIRECT=1"),

@@ -32,6 +32,7 @@ from typing import Any, NoReturn
 
 from pydantic import ValidationError
 
+from sim.config.quantities import MAX_THREADS
 from sim.config.workload import (
     AnyWorkload,
     MdtestKeyError,
@@ -225,6 +226,14 @@ def _count(flag: str, text: str, *, minimum: int = 1) -> int:
     return int(text)
 
 
+def _threads(flag: str, text: str) -> int:
+    """A thread or task count: a whole number from 1 to the most threads pfssim simulates."""
+    count = _count(flag, text)
+    if count > MAX_THREADS:
+        _fail(flag, f"{flag} {count} is more than the {MAX_THREADS:,} threads pfssim simulates")
+    return count
+
+
 def _size(flag: str, text: str, plain_unit: int, example: str) -> int:
     """Bytes of ``text``: a whole number with an optional binary k/m/g suffix; a bare number counts ``plain_unit``."""
     match = _SIZE.fullmatch(text)
@@ -357,7 +366,7 @@ def _parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         elif flag == "-s":
             file_size = _size(flag, cursor.once(flag, cursor.value(flag, glued, "a file size")), 1024, "8g")
         elif flag == "-t":
-            threads = _count(flag, cursor.once(flag, cursor.value(flag, glued, "a thread count")))
+            threads = _threads(flag, cursor.once(flag, cursor.value(flag, glued, "a thread count")))
         elif flag == "-I":
             direct = True
         elif flag == "-e":
@@ -434,7 +443,7 @@ def _parse_launcher(tokens: list[str]) -> tuple[int, int]:
     while (token := cursor.next()) is not None:
         flag = _LAUNCHER_ALIASES.get(token, token)
         if flag in _LAUNCHER_NP:
-            tasks = _count(flag, cursor.once("-np", cursor.value(flag, None, "the number of MPI tasks")))
+            tasks = _threads(flag, cursor.once("-np", cursor.value(flag, None, "the number of MPI tasks")))
         elif flag == "--map-by":
             mapping = cursor.value(flag, None, "a mapping")
             if mapping != "node":

@@ -158,7 +158,8 @@ def find_workload(name_or_path: str, topology: Path | None = None) -> AnyWorkloa
 
 
 def is_workload_file(path: Path) -> bool:
-    """True when ``path`` is a YAML mapping with a ``benchmark`` key (a workload, not a topology).
+    """True when ``path`` is a YAML mapping with a ``benchmark`` key and none of a topology's sections
+    (a topology whose ``benchmarks:`` lost its s is still a topology, and is reported as one).
 
     Unreadable or malformed YAML gives False, so the caller reports it through the topology loader.
     """
@@ -166,4 +167,8 @@ def is_workload_file(path: Path) -> bool:
         data, _ = load_yaml(path)
     except ConfigError:
         return False
-    return isinstance(data, dict) and "benchmark" in data
+    return isinstance(data, dict) and "benchmark" in data and not TOPOLOGY_SECTIONS & data.keys()
+
+
+# Keys only a topology file has.
+TOPOLOGY_SECTIONS = frozenset({"servers", "clients", "network", "filesystem", "enclosures", "templates"})

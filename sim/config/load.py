@@ -235,6 +235,16 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
     data, smap = load_yaml(path)
+    if isinstance(data, dict) and "benchmark" in data and not {"servers", "clients", "filesystem"} & data.keys():
+        raise ConfigError(
+            [
+                smap.problem(
+                    ("benchmark",),
+                    "this is a workload file (it has benchmark:), not a topology; give a topology file as "
+                    "TOPOLOGY and this file to --workload",
+                )
+            ]
+        )
     catalogue, problems = load_catalogue(catalogue_dir_for(path))
     if isinstance(data, dict) and isinstance(data.get("parts"), dict):
         problems.extend(catalogue.add_document(data["parts"], smap, ("parts",)))

@@ -51,10 +51,16 @@ class ServiceSteps(BuilderBase):
                 )
                 continue
             if svc.targets is not None:
-                targets = [g for g in self.system.groups if any(fnmatch.fnmatchcase(g, pat) for pat in svc.targets)]
-                if not targets:
-                    self.problem((*path, "targets"), f"no RAID group matches {svc.targets}")
+                unmatched = [
+                    i
+                    for i, pat in enumerate(svc.targets)
+                    if not any(fnmatch.fnmatchcase(g, pat) for g in self.system.groups)
+                ]
+                for i in unmatched:  # a pattern that matches nothing is a typo even when another matches
+                    self.problem((*path, "targets", i), f"no RAID group matches {svc.targets[i]!r}")
+                if unmatched:
                     continue
+                targets = [g for g in self.system.groups if any(fnmatch.fnmatchcase(g, pat) for pat in svc.targets)]
             elif role is not None and zone is not None:
                 targets = [g.name for g in self.groups_in(zone) if g.role == role]
                 if not targets:
