@@ -718,3 +718,26 @@ def test_every_target_pattern_must_match(tmp_path) -> None:
     assert [(m["path"], m["message"]) for m in lines] == [
         ("servers[3].services[0].targets[1]", "no RAID group matches 'me4048-*'")
     ], lines
+
+
+THREE_HCAS = "        hcas:\n" + ("          - " + HCA + "\n") * 3
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path", "fragment"),
+    [
+        (
+            HCA,
+            HCA[:-1] + ", overrides: {host: {bus: pcie3, lanes: 64}}}",
+            f"{EDR_ZONE}.hcas[0].overrides.host",
+            "not x64",
+        ),
+        ("        hcas:\n          - " + HCA + "\n", THREE_HCAS, EDR_ZONE, "take 64 PCIe lanes, but its CPU socket"),
+        ("    part: poweredge-c6420\n", "    part: poweredge-c6420\n    cores: 41\n", "clients[0].cores", "have 40"),
+    ],
+    ids=["x64 card", "three x16 cards and an x16 switch on 48 lanes", "client cores"],
+)
+def test_pcie_lanes_and_cores_are_within_the_hardware(tmp_path, old: str, new: str, path: str, fragment: str) -> None:
+    topology = _variant(tmp_path, EDR, [(old, new)])
+    lines = _located(run_cli("validate", str(topology)))
+    assert lines and lines[0]["path"] == path and fragment in lines[0]["message"], lines

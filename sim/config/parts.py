@@ -37,6 +37,14 @@ class Interface(Model):
     bus: Text
     lanes: Count
 
+    @model_validator(mode="after")
+    def _pcie_width(self) -> Interface:
+        # PCIe link widths a card, slot or switch uplink comes in (x32 exists in the specification,
+        # but no server slot offers it).
+        if self.bus.startswith("pcie") and self.lanes not in (1, 2, 4, 8, 16):
+            raise ValueError(f"a PCIe link is x1, x2, x4, x8 or x16, not x{self.lanes}")
+        return self
+
 
 class Bus(Part):
     """A serial bus generation; ``lane_rate`` is per lane and per direction."""

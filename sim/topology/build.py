@@ -130,7 +130,15 @@ class Builder(ServerSteps, ServiceSteps):
                 names = self.names(spec.name, spec.count, spec.start, path)
             except _Abort:
                 continue
-            cores = spec.cores or chassis.sockets * cpu.cores
+            physical = chassis.sockets * cpu.cores
+            if spec.cores is not None and spec.cores > physical:
+                self.problem(
+                    (*path, "cores"),
+                    f"{spec.cores} cores, but {chassis.sockets} x {cpu.model} have {physical} "
+                    "(hyperthreads share a core's execution units and are not counted as cores)",
+                )
+                continue
+            cores = spec.cores or physical
             memory = (spec.memory or chassis.memory, (*path, "memory") if spec.memory else (*path, "part"))
             for c, name in enumerate(names):
                 try:

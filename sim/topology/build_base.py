@@ -71,6 +71,7 @@ class BuilderBase:
         self.switch_ports: dict[str, int] = {}
         self.switch_cables: dict[str, int] = {}
         self.host_memory: dict[str, tuple[float, YamlPath]] = {}  # server or client -> memory, where given
+        self.lanes_taken: dict[str, int] = {}  # NUMA zone (or client) -> PCIe lanes its cards and switches take
         # Ports a switch's cables take: 1 each, or 1 / (split ports per port) for a cable that a split
         # port carries (its link no faster than the split link: an HDR100 HCA on half an HDR port).
         self.switch_port_use: dict[str, float] = {}
@@ -188,6 +189,7 @@ class BuilderBase:
             raise _Abort
         self.check_port_speed(part.link, link_rate, switch, path, "the HCA overrides: {{link: {}}}")
         self.add_unique(Component(name, "hca", part.model, rate, rate, note=limit), path)
+        self.lanes_taken[owner] = self.lanes_taken.get(owner, 0) + part.host.lanes
         self.system.part_names[name] = ref_part
         self.system.connect(owner, name)
         self.system.connect(name, switch)

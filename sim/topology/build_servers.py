@@ -155,6 +155,7 @@ class ServerSteps(StorageSteps):
                     ppath,
                 )
                 self.system.part_names[sw] = sw_ref.part
+                self.lanes_taken[zone_name] = self.lanes_taken.get(zone_name, 0) + part.uplink.lanes
                 self.system.connect(zone_name, sw)
                 self.system.zone_of[sw] = zone_name
                 if sw_ref.drives is not None:
@@ -178,6 +179,9 @@ class ServerSteps(StorageSteps):
                     dpart, "pcie", "drives on a NUMA zone attach to its CPU's PCIe lanes (NVMe)", zpath
                 )
                 self.add_drives(pool, zone.drives.part, dpart, zone.drives.count, [zone_name], (*zpath, "drives"))
+                self.lanes_taken[zone_name] = (
+                    self.lanes_taken.get(zone_name, 0) + zone.drives.count * dpart.interface.lanes
+                )
             except _Abort:
                 pass
         for d in pool.drives:
@@ -194,6 +198,7 @@ class ServerSteps(StorageSteps):
                     bpath,
                 )
                 self.system.part_names[hba] = hba_ref.part
+                self.lanes_taken[zone_name] = self.lanes_taken.get(zone_name, 0) + part.host.lanes
                 self.system.connect(zone_name, hba)
                 self.system.zone_of[hba] = zone_name
                 port_rate = part.port_lanes * self.lane_rate(part.port_bus, None)
@@ -210,6 +215,12 @@ class ServerSteps(StorageSteps):
                 self.hbas_of_server[server].append((hba, part.ports, 0))
             except _Abort:
                 continue
+        if self.lanes_taken.get(zone_name, 0) > cpu.pcie_lanes:
+            self.problem(
+                zpath,
+                f"the zone's cards, PCIe switches and drives take {self.lanes_taken[zone_name]} PCIe lanes, but its "
+                f"CPU socket ({cpu.model}) has {cpu.pcie_lanes}",
+            )
         if len(self.problems) > problems_before:
             return
         if zone.raid_groups or pool.drives:
