@@ -741,3 +741,13 @@ def test_pcie_lanes_and_cores_are_within_the_hardware(tmp_path, old: str, new: s
     topology = _variant(tmp_path, EDR, [(old, new)])
     lines = _located(run_cli("validate", str(topology)))
     assert lines and lines[0]["path"] == path and fragment in lines[0]["message"], lines
+
+
+def test_unserved_raid_groups_are_located_at_their_declaration(tmp_path) -> None:
+    nsd = '    - {luns: "me4024-*.vd*", usage: metadata, servers: [hdmd0, hdmd1]}\n'
+    topology = _variant(tmp_path, "pixstor-large", [(nsd, "")])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["path"] for m in lines] == ["enclosures[1].raid_groups[0]"], lines
+    message = lines[0]["message"]
+    assert "me4024-0.vd0, me4024-0.vd1, me4024-0.vd2 and 9 more (role metadata) are served by no service" in message
+    assert "an nsds entry whose luns match them" in message

@@ -18,7 +18,7 @@ from sim.config.system import (
     SystemSpec,
 )
 from sim.config.yamlio import SourceMap, format_path
-from sim.errors import Problem, TopologyError
+from sim.errors import TopologyError
 from sim.topology.build_base import YamlPath, _Abort, expand_names, listing
 from sim.topology.build_servers import ServerSteps
 from sim.topology.build_services import ServiceSteps
@@ -293,16 +293,21 @@ class Builder(ServerSteps, ServiceSteps):
 
     def check_unassigned_groups(self) -> None:
         """A data or metadata RAID group that no service serves is almost always a mistake."""
-        for name, group in self.system.groups.items():
+        unserved: dict[YamlPath, list[str]] = {}
+        for name in self.system.groups:
             if not self.system.served(name):
-                self.problems.append(
-                    Problem(
-                        self.smap.file,
-                        self.smap.line(("filesystem",)),
-                        "filesystem",
-                        f"RAID group {name!r} (role {group.role}) is served by no service",
-                    )
-                )
+                unserved.setdefault(self.group_paths.get(name, ("filesystem",)), []).append(name)
+        how = (
+            "an nsds entry whose luns match them"
+            if isinstance(self.spec.filesystem, GpfsSpec)
+            else "a beegfs-storage or beegfs-meta service in their zone, or one whose targets match them"
+        )
+        for path, names in unserved.items():
+            role = self.system.groups[names[0]].role
+            self.problem(
+                path,
+                f"{listing(names)} (role {role}) {'is' if len(names) == 1 else 'are'} served by no service; add {how}",
+            )
 
 
 def build_system(spec: SystemSpec, catalogue: Catalogue, smap: SourceMap) -> System:
