@@ -329,6 +329,22 @@ def test_directory_phases_one_thread_by_hand() -> None:
     assert 1 / mkdir.value == pytest.approx(1 / create.value - value("gpfs_node_meta_call_s"), rel=0.02)
 
 
+@pytest.mark.parametrize("tasks", [4, 16])
+def test_mkdirs_never_deadlock_on_their_own_workers(tasks: int) -> None:
+    """tiny's metadata service has 4 workers: with 4 or more tasks every worker can hold a mkdir that
+    waits for the MkLocalDirMsg it sent to the same service. BeeGFS queues server-to-server messages
+    as direct work, which its direct worker takes when no regular worker is idle, so the mkdirs go on
+    (this used to stall the simulation), at no more than the workers plus the direct worker allow."""
+    system = load_system(TINY)
+    workload = _mdtest().model_copy(update={"files_only": False, "threads": [tasks]})
+    for op in ("dir_create", "dir_remove"):
+        point = run_point(system, workload, op, tasks, seed=5, precision=QUICK, whole_phase=False)
+        # Each mkdir holds a regular worker for two CPU slices and two MDT writes at least.
+        drive = system.drive_parts["meta.numa0.drive0"]
+        hold = 2 * value("beegfs_meta_request_cpu_s") + 2 * drive.write_latency
+        assert 0 < point.value <= 4 / hold * 1.1, op
+
+
 def test_beegfs_stat_saturates_at_the_metadata_service_workers_or_cores() -> None:
     """A closed network whose bottleneck is a c-server station: the rate tends to c / service time,
     c the smaller of the service's workers (each holds a request for its CPU time) and the zone's

@@ -25,8 +25,9 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
   service message every target used (``CloseChunkFileMsg``), and the client waits for it.
 * Directories (mdtest without ``-F``): mkdir is one request to the parent directory's owner, which
   writes the new dentry and sends ``MkLocalDirMsg`` to the metadata service chosen at random to
-  own the new directory (its worker, CPU and one MDT block); rmdir is the same with
-  ``RmLocalDirMsg``; a directory stat is one request to the directory's owner.
+  own the new directory (an idle worker there, else its one direct worker; its CPU and one MDT
+  block); rmdir is the same with ``RmLocalDirMsg``; a directory stat is one request to the
+  directory's owner.
 * Storage-side messages (unlink, close chunk) cost the storage service one worker and
   ``beegfs_storage_request_cpu_s``; unlinking a chunk file that was never written is CPU only.
 * A file's stripe targets are ``num_targets`` consecutive targets in ID order from a random start
@@ -73,6 +74,12 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.storage_workers = {
             t: Pool(env, f"{t}.workers", self.storage_service[t].workers or default_storage) for t in self.targets
         }
+        # Messages from other servers arrive on "direct" connections and are queued as direct work,
+        # which a regular worker takes when one is idle and the service's one direct worker
+        # otherwise (APP_WORKERS_DIRECT_NUM 1 in beegfs-meta's App.cpp; StreamListener puts the work
+        # of a direct socket on the direct queue). Without it, mkdirs whose workers all wait on each
+        # other's MkLocalDirMsg would deadlock, in the model as in a server built without it.
+        self.direct_workers = {s.name: Pool(env, f"{s.name}.direct-worker", 1) for s in self.meta}
         self.conn_limit = fs.conn_max_internode.get("client", 12)
         self.conns: dict[tuple[str, str], Pool] = {}
         self.num_targets = min(fs.num_targets, len(self.targets)) if self.targets else 0
@@ -171,9 +178,11 @@ class BeeGFSMetadataModel(MetadataModelBase):
         ctx = self.ctx
         yield ctx.env.timeout(ctx.platform.latency)
         pool = self.meta_workers[owner.name]
-        wait = pool.acquire()
-        if wait is not None:
-            yield wait
+        if not pool.try_acquire():  # no idle regular worker: the direct worker takes it
+            pool = self.direct_workers[owner.name]
+            wait = pool.acquire()
+            if wait is not None:
+                yield wait
         yield ctx.platform.cpu(self._zone(owner)).serve(stream.exponential(self.meta_cpu))
         yield self._mdt_write(owner, stream)
         pool.release()
