@@ -86,6 +86,13 @@ CASES = {
         "power of two of at least 64 KiB",
         "chunk_size: 1 B",
     ),
+    "chunk size beyond BeeGFS's 32 bits": (
+        "  chunk_size: 2 MiB",
+        "  chunk_size: 4 GiB",
+        "filesystem.chunk_size",
+        "stored in 32 bits: at most 2 GiB",
+        "chunk_size: 4 GiB",
+    ),
     "more stripe targets than BeeGFS allows": (
         "  num_targets: 3",
         "  num_targets: 1000",

@@ -263,9 +263,14 @@ def test_settings_of_another_file_system_are_refused() -> None:
 
     gpfs = load_system(ROOT / "topologies" / "pixstor-large.yaml")
     beegfs = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
-    with pytest.raises(PfssimError, match="stripe: is a BeeGFS setting"):
+    with pytest.raises(WorkloadError) as info:
         check_runnable(gpfs, find_workload("beegfs-hc-iozone-seq"))
-    with pytest.raises(PfssimError, match="gpfs_pagepool_client is a GPFS setting"):
+    problem = info.value.problems[0]  # located in the workload file, at the key
+    text = (ROOT / "workloads" / "beegfs-hc-iozone-seq.yaml").read_text()
+    assert problem.file.endswith("beegfs-hc-iozone-seq.yaml") and problem.path == "stripe"
+    assert problem.line == text[: text.index("stripe:")].count("\n") + 1
+    assert "a BeeGFS setting (beegfs-ctl --setpattern); pixstor-large runs gpfs" in problem.message
+    with pytest.raises(PfssimError, match="a GPFS setting; beegfs-hdr100 runs beegfs"):
         check_runnable(beegfs, find_workload("pixstor-iozone-random"))
     check_runnable(gpfs, find_workload("pixstor-iozone-random"))
     huge = find_workload("pixstor-iozone-random").model_copy(update={"gpfs_pagepool_client": 100 * 2.0**40})

@@ -38,7 +38,7 @@ from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.engine.stats import batch_estimate, mser_cut
-from sim.errors import PfssimError
+from sim.errors import PfssimError, WorkloadError
 from sim.fs.common import RunContext
 from sim.fs.platform import Platform
 from sim.topology.capacity import capacity
@@ -395,24 +395,38 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
     if isinstance(workload, Workload):
         kind = system.spec.filesystem.kind
         if workload.stripe is not None and kind != "beegfs":
-            raise PfssimError(
-                f"{workload.name}: stripe: is a BeeGFS setting (beegfs-ctl --setpattern); {system.name} runs {kind}"
+            raise WorkloadError(
+                [workload.problem("stripe", f"a BeeGFS setting (beegfs-ctl --setpattern); {system.name} runs {kind}")]
             )
         if workload.gpfs_pagepool_client is not None and kind != "gpfs":
-            raise PfssimError(f"{workload.name}: gpfs_pagepool_client is a GPFS setting; {system.name} runs {kind}")
+            raise WorkloadError(
+                [workload.problem("gpfs_pagepool_client", f"a GPFS setting; {system.name} runs {kind}")]
+            )
         fs = system.spec.filesystem
-        if isinstance(fs, GpfsSpec):
-            pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
+        if isinstance(fs, GpfsSpec) and workload.gpfs_pagepool_client is not None:
+            # The topology's own pagepool is checked against memory when the topology is built.
+            pagepool = workload.gpfs_pagepool_client
             if pagepool < fs.block_size:
-                raise PfssimError(
-                    f"{workload.name}: a client pagepool of {pagepool:.0f} B cannot hold one {fs.block_size / 2**20:g} "
-                    "MiB file-system block (GPFS stages data through the pagepool a block buffer at a time)"
+                raise WorkloadError(
+                    [
+                        workload.problem(
+                            "gpfs_pagepool_client",
+                            f"a client pagepool of {pagepool:.0f} B cannot hold one {fs.block_size / 2**20:g} MiB "
+                            "file-system block (GPFS stages data through the pagepool a block buffer at a time)",
+                        )
+                    ]
                 )
-            for clients in system.spec.clients:
-                if clients.memory is not None and pagepool >= clients.memory:
-                    raise PfssimError(
-                        f"{workload.name}: a client pagepool of {pagepool / 2**30:g} GiB does not fit in the "
-                        f"{clients.memory / 2**30:g} GiB of {clients.name} (GPFS pins the pagepool in memory)"
+            for client in system.clients:
+                memory = system.client_memory.get(client)
+                if memory is not None and pagepool >= memory:
+                    raise WorkloadError(
+                        [
+                            workload.problem(
+                                "gpfs_pagepool_client",
+                                f"a client pagepool of {pagepool / 2**30:g} GiB does not fit in the "
+                                f"{memory / 2**30:g} GiB of {client} (GPFS pins the pagepool in memory)",
+                            )
+                        ]
                     )
 
 

@@ -115,6 +115,7 @@ def load_workload(path: Path) -> AnyWorkload:
             # With an unknown benchmark the other keys were checked against the wrong schema: the
             # benchmark's own line is the only finding worth reading.
             raise WorkloadError(about_benchmark or problems) from None
+    workload.locate(smap)
     if workload.name != path.stem:
         raise WorkloadError(
             [

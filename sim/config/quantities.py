@@ -42,6 +42,10 @@ def _beegfs_chunk(value: object) -> float:
         raise ValueError(
             f"a BeeGFS chunk size is a power of two of at least 64 KiB (STRIPEPATTERN_MIN_CHUNKSIZE), got {size:.0f} B"
         )
+    if size >= 2**32:
+        # The stripe pattern keeps the chunk size in 32 bits (StripePattern.h; beegfs-ctl refuses
+        # more than UINT32_MAX), so the largest power of two is 2 GiB.
+        raise ValueError(f"a BeeGFS chunk size is stored in 32 bits: at most 2 GiB, got {size / 2**30:g} GiB")
     return size
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Literal, TypeAlias
 
-from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from sim.config.quantities import ChunkSize, Count, Index, Model, Size, Text, ThreadCount
 from sim.config.units import Dimension, parse_quantity
+from sim.config.yamlio import SourceMap, format_path
 from sim.errors import Problem, WorkloadError
 
 Op = Literal["write", "read", "random_write", "random_read"]
@@ -59,7 +60,24 @@ def iozone_record_problem(record: float) -> str | None:
     )
 
 
-class Workload(Model):
+class _Located(Model):
+    """Where a workload came from, so that a problem found later (its combination with a system)
+    can still be given with the file and line of the key it is about."""
+
+    _source: SourceMap | None = PrivateAttr(default=None)
+
+    def locate(self, source: SourceMap) -> None:
+        """Remember the file the workload was read from (a frozen model keeps private attributes writable)."""
+        self._source = source
+
+    def problem(self, key: str, message: str) -> Problem:
+        """``message`` about ``key``, at its line when the workload came from a file."""
+        if self._source is not None:
+            return self._source.problem((key,), message)
+        return Problem(str(getattr(self, "name", "workload")), None, format_path((key,)), message)
+
+
+class Workload(_Located):
     """One benchmark definition; ``threads`` is the sweep of thread (or MPI task) counts.
 
     Sizes: give ``file_size`` (bytes per thread, IOzone ``-s`` / IOR ``-b`` x ``-s``) or
@@ -209,7 +227,7 @@ def _tree_dirs(branching: int, depth: int, *, leaves_only: bool = False) -> int:
 MAX_TREE_DIRS = 1 << 21
 
 
-class MdtestWorkload(Model):
+class MdtestWorkload(_Located):
     """An mdtest run on files: each task creates, stats, reads and removes its files, phase by phase.
 
     Fields and the mdtest flags they stand for:

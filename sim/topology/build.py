@@ -147,6 +147,7 @@ class Builder(ServerSteps, ServiceSteps):
                     break
                 self.system.part_names[name] = spec.part
                 self.host_memory[name] = memory
+                self.system.client_memory[name] = memory[0]
                 self.system.clients.append(name)
                 self.system.client_cores[name] = cores
                 self.system.client_hcas[name] = []

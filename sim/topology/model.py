@@ -110,6 +110,7 @@ class System:
     clients: list[str] = field(default_factory=list)
     client_hcas: dict[str, list[str]] = field(default_factory=dict)
     client_cores: dict[str, int] = field(default_factory=dict)
+    client_memory: dict[str, float] = field(default_factory=dict)  # bytes
     zone_cores: dict[str, int] = field(default_factory=dict)
     enclosure_iops: dict[str, tuple[float, float]] = field(default_factory=dict)
     enclosure_cache: dict[str, float] = field(default_factory=dict)  # controller cache bytes, each
