@@ -335,7 +335,7 @@ def run_point(
     window = last.time - first.time
     utilization, bottleneck = _utilization(platform, first.work, first.visits, window)
     factor = None
-    if mdtest or workload.benchmark == "ior_seq_n1":
+    if mdtest or workload.benchmark in ("ior_seq_n1", "ior_seq_nn"):  # IOR -F reports the same way
         per_task = [after - before for after, before in zip(last.per_task, first.per_task, strict=True)]
         if isinstance(workload, MdtestWorkload):
             work = float(workload.items_per_task(threads))
