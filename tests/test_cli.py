@@ -253,3 +253,14 @@ def test_plot_shows_the_ceiling_and_which_points_are_latency_bound() -> None:
             if drawn:  # hollow exactly when latency-bound
                 assert (to_rgba(drawn.get_markerfacecolor())[3] == 0) == (limit == "latency")
     assert {p.limit for p in result.points} == {"capacity", "latency"}  # both kinds are drawn here
+
+
+def test_single_valued_options_are_given_once() -> None:
+    for option, values in (("--threads", ("1", "2")), ("--seed", ("1", "9")), ("--precision", ("0.5", "0.2"))):
+        result = run_cli("run", TINY, option, values[0], option, values[1])
+        assert result.code == 2 and f"{option} is given twice" in result.stderr, option
+    twice = run_cli("run", TINY, "--threads", "4,2,4")
+    assert twice.code == 2 and "4 listed twice" in twice.stderr
+    extra = run_cli("reproduce", "--parameters", "--json", "beegfs-edr-2019", "--workers", "3")
+    assert extra.code == 2 and "it takes --json only, not SYSTEM, --workers" in extra.stderr
+    assert run_cli("reproduce", "--parameters", "--json").code == 0

@@ -22,6 +22,17 @@ EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 
+class _Once(argparse.Action):
+    """Store an option's value, refusing a second one (argparse would silently keep the last)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001, ANN204
+        seen = getattr(namespace, "_given", set())
+        if self.dest in seen:
+            parser.error(f"{option_string} is given twice; give it once")
+        namespace._given = seen | {self.dest}
+        setattr(namespace, self.dest, values)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pfssim",
@@ -55,17 +66,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--threads",
+        action=_Once,
         type=_thread_list,
         metavar="LIST",
         help="comma-separated thread counts replacing every selected workload's",
     )
-    run.add_argument("--seed", type=_seed, default=1, help="master random seed, a non-negative integer (default 1)")
     run.add_argument(
-        "--precision", type=float, default=0.02, help="target relative half-width of the 95%% interval (default 0.02)"
+        "--seed", action=_Once, type=_seed, default=1, help="master random seed, a non-negative integer (default 1)"
     )
-    run.add_argument("--workers", type=int, default=2, help="processes simulating points (default 2)")
+    run.add_argument(
+        "--precision",
+        action=_Once,
+        type=float,
+        default=0.02,
+        help="target relative half-width of the 95%% interval (default 0.02)",
+    )
+    run.add_argument("--workers", action=_Once, type=int, default=2, help="processes simulating points (default 2)")
     run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
-    run.add_argument("--plot", type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
+    run.add_argument("--plot", action=_Once, type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
 
     reproduce = commands.add_parser(
         "reproduce", help="run the published suites and score the predictions against the published results"
@@ -74,14 +92,22 @@ def _parser() -> argparse.ArgumentParser:
         "systems", nargs="*", metavar="SYSTEM", help="systems of validation/ to reproduce (default: all)"
     )
     reproduce.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    reproduce.add_argument("--plots", type=Path, metavar="DIR", help="write one PNG per system x benchmark to DIR")
     reproduce.add_argument(
-        "--report", type=Path, metavar="FILE", help="write a self-contained report (.md with PNGs beside it, or .html)"
+        "--plots", action=_Once, type=Path, metavar="DIR", help="write one PNG per system x benchmark to DIR"
+    )
+    reproduce.add_argument(
+        "--report",
+        action=_Once,
+        type=Path,
+        metavar="FILE",
+        help="write a self-contained report (.md with PNGs beside it, or .html)",
     )
     reproduce.add_argument(
         "--parameters", action="store_true", help="list the model parameters, their sources and fits, and exit"
     )
-    reproduce.add_argument("--workers", type=int, default=2, help="processes simulating points (default 2)")
+    reproduce.add_argument(
+        "--workers", action=_Once, type=int, default=2, help="processes simulating points (default 2)"
+    )
     return parser
 
 
@@ -92,6 +118,9 @@ def _thread_list(text: str) -> list[int]:
             f"{text!r} is not a comma-separated list of whole numbers (such as 1,16,256, with no empty entries)"
         )
     values = [int(x) for x in items]
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"{', '.join(map(str, twice))} listed twice; give each thread count once")
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError("thread counts must be positive integers")
     if max(values) > MAX_THREADS:
@@ -267,6 +296,20 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from sim.validation.run import reproduce, select
 
     if args.parameters:
+        others = [
+            name
+            for name, given in (
+                ("SYSTEM", args.systems),
+                ("--plots", args.plots is not None),
+                ("--report", args.report is not None),
+                ("--workers", "workers" in getattr(args, "_given", set())),
+            )
+            if given
+        ]
+        if others:
+            raise PfssimError(
+                f"--parameters lists the model parameters and exits; it takes --json only, not {', '.join(others)}"
+            )
         if args.json:
             print(json.dumps(parameters_json(), indent=2))
         else:
