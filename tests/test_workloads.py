@@ -321,3 +321,18 @@ def test_files_larger_than_the_file_system_are_refused() -> None:
     pixstor.spec = replicated
     assert data_bytes(pixstor, workload, 8) == 2 * 8 * 32 * 2**30
     assert capacity(pixstor).usable_B > data_bytes(pixstor, workload, 512)
+
+
+def test_small_buffered_calls_on_beegfs_are_refused_not_guessed() -> None:
+    from sim.benchmarks.cmdline import parse_command
+    from sim.benchmarks.driver import check_runnable
+    from sim.topology.build import load_system
+
+    beegfs = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    with pytest.raises(WorkloadError) as info:
+        check_runnable(beegfs, parse_command("iozone -i 2 -r 4k -s 1g -t 2"))
+    assert info.value.problems[0].path == "direct_io" and "buffer cache" in info.value.problems[0].message
+    check_runnable(beegfs, parse_command("iozone -i 2 -I -r 4k -s 1g -t 2"))  # O_DIRECT
+    check_runnable(beegfs, parse_command("mpirun -np 2 ior -w -t 512k -b 1g"))  # bypasses the cache
+    gpfs = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    check_runnable(gpfs, parse_command("iozone -i 2 -r 4k -s 1g -t 2"))  # the pagepool is modelled

@@ -378,6 +378,11 @@ def data_bytes(system: System, workload: AnyWorkload, threads: int) -> float:
     return size * (fs.data_replicas if isinstance(fs, GpfsSpec) else 1)
 
 
+# tuneFileCacheBufSize of the BeeGFS client (beegfs-client.conf default 524288): buffered calls at
+# least this large bypass the client's cache (research notes 1.5).
+BEEGFS_CACHE_BUF_SIZE = 512 * 1024
+
+
 def check_runnable(system: System, workload: AnyWorkload) -> None:
     """Refuse, before anything is simulated, a workload the system cannot run."""
     if not system.storage_targets and not isinstance(workload, MdtestWorkload):
@@ -403,6 +408,18 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                 [workload.problem("gpfs_pagepool_client", f"a GPFS setting; {system.name} runs {kind}")]
             )
         fs = system.spec.filesystem
+        if kind == "beegfs" and not workload.direct_io and workload.record_size < BEEGFS_CACHE_BUF_SIZE:
+            raise WorkloadError(
+                [
+                    workload.problem(
+                        "direct_io",
+                        f"buffered calls of {workload.record_size / 2**10:g} KiB go through the BeeGFS client's "
+                        "buffer cache (tuneFileCacheType = buffered; calls of 512 KiB or more bypass it), which "
+                        "pfssim does not model; use O_DIRECT (direct_io: true, IOzone -I, IOR -B) or records of "
+                        "at least 512 KiB",
+                    )
+                ]
+            )
         if isinstance(fs, GpfsSpec) and workload.gpfs_pagepool_client is not None:
             # The topology's own pagepool is checked against memory when the topology is built.
             pagepool = workload.gpfs_pagepool_client
