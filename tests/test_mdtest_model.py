@@ -354,3 +354,19 @@ def test_beegfs_stat_saturates_at_the_metadata_service_workers_or_cores() -> Non
     servers = min(system.zone_cores["meta.numa0"], workers)
     point = run_point(system, _mdtest(threads=64), "stat", 64, seed=3, whole_phase=False)
     assert point.value == pytest.approx(servers / value("beegfs_meta_request_cpu_s"), rel=0.03)
+
+
+def test_a_full_worker_pool_is_named_as_the_bottleneck() -> None:
+    """tiny's metadata service has 4 workers: 64 tasks keep all of them held while its CPU and MDT
+    are far from busy. The point is limited by the pool (capacity), not by latency, and the pool
+    of 4 workers is named rather than the client's connections (8), which only wait for them."""
+    from sim.benchmarks.driver import limit_of
+
+    system = load_system(TINY)
+    workload = _mdtest(threads=64)
+    point = run_point(system, workload, "create", 64, seed=5, precision=QUICK, whole_phase=False)
+    assert point.bottleneck == "meta.numa0.meta0.workers"
+    assert point.bottleneck_utilization >= 0.9 and limit_of(point.bottleneck_utilization) == "capacity"
+    assert max(u for name, u in point.utilization.items() if name != point.bottleneck) < 0.5
+    one = run_point(system, workload, "create", 1, seed=5, precision=QUICK, whole_phase=False)
+    assert not one.bottleneck.endswith(".workers")  # one task never fills a pool

@@ -35,6 +35,7 @@ import simpy
 from sim.benchmarks.straggler import last_task_factor
 from sim.config.system import BeeGFSSpec, GpfsSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
+from sim.engine.core import Pool, Station
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.engine.stats import batch_estimate, mser_cut
@@ -69,6 +70,11 @@ MIN_BOTTLENECK_VISITS = 20
 #: (U = X D) that part alone would let the rate rise by 1 / U >= 2 before it saturated, so what holds
 #: the rate down is the time each request spends (too few requests in flight), not a capacity.
 LATENCY_BOUND_UTILIZATION = 0.5
+
+#: A pool of workers, connections or threads held at least this much of the time while no part is
+#: half busy is what the requests wait for: it is named as the bottleneck (more slots would raise
+#: the rate), instead of calling the point latency-bound.
+POOL_FULL = 0.9
 
 
 def limit_of(bottleneck_utilization: float) -> str:
@@ -226,7 +232,7 @@ class _Mark:
 
     @classmethod
     def take(cls, env: simpy.Environment, meter: Meter, platform: Platform) -> _Mark:
-        stations = platform.all_stations()
+        stations: dict[str, Station | Pool] = {**platform.all_stations(), **platform.pools}
         return cls(
             env.now,
             meter.amount,
@@ -255,6 +261,20 @@ def _utilization(
     settled = [n for n in utilization if stations[n].visits - visits0.get(n, 0) >= MIN_BOTTLENECK_VISITS]
     candidates = settled or list(utilization)
     bottleneck = max(candidates, key=lambda n: utilization[n]) if candidates else ""
+    if window > 0 and (not bottleneck or utilization[bottleneck] < LATENCY_BOUND_UTILIZATION):
+        # No part is half busy: a full pool of workers or connections may be what requests wait for.
+        occupancy = {
+            name: (pool.done_work() - work0.get(name, 0.0)) / (window * pool.size)
+            for name, pool in platform.pools.items()
+            if pool.visits - visits0.get(name, 0) >= MIN_BOTTLENECK_VISITS
+        }
+        # A request can hold one pool's slot while it queues for another's (a client connection while
+        # it waits for a server worker), so the outer pool looks full too: name the tightest.
+        full = [n for n, held in occupancy.items() if held >= POOL_FULL]
+        if full:
+            tightest = min(full, key=lambda n: (platform.pools[n].size, -occupancy[n], n))
+            utilization[tightest] = occupancy[tightest]
+            bottleneck = tightest
     return utilization, bottleneck
 
 

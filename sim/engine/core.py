@@ -77,9 +77,13 @@ class Station:
 
 
 class Pool:
-    """A counting semaphore: ``acquire()`` returns None when a slot is free, else an event to wait on."""
+    """A counting semaphore: ``acquire()`` returns None when a slot is free, else an event to wait on.
 
-    __slots__ = ("env", "name", "size", "used", "queue", "held")
+    It keeps its occupancy (slot-seconds held, ``done_work``) and the slots taken (``visits``) the
+    way a :class:`Station` keeps busy time, so that a full pool of workers or connections can be
+    named when it, rather than a device, holds the rate."""
+
+    __slots__ = ("env", "name", "size", "used", "queue", "held", "visits", "_area", "_since")
 
     def __init__(self, env: simpy.Environment, name: str, size: int) -> None:
         self.env = env
@@ -88,11 +92,30 @@ class Pool:
         self.used = 0
         self.queue: deque[Event] = deque()
         self.held = 0.0  # slot-seconds, accumulated on release by callers that track it
+        self.visits = 0
+        self._area = 0.0  # slot-seconds held up to _since
+        self._since = 0.0
+
+    @property
+    def servers(self) -> int:
+        """Slots, as a station's servers."""
+        return self.size
+
+    def done_work(self) -> float:
+        """Slot-seconds held so far."""
+        return self._area + self.used * (self.env.now - self._since)
+
+    def _count(self, change: int) -> None:
+        now = self.env.now
+        self._area += self.used * (now - self._since)
+        self._since = now
+        self.used += change
 
     def acquire(self) -> Event | None:
         """Take a slot now (None) or get an event that fires when one is handed over."""
         if self.used < self.size:
-            self.used += 1
+            self._count(1)
+            self.visits += 1
             return None
         waiting = Event(self.env)
         self.queue.append(waiting)
@@ -101,16 +124,18 @@ class Pool:
     def try_acquire(self) -> bool:
         """Take a slot if one is free, without queueing."""
         if self.used < self.size and not self.queue:
-            self.used += 1
+            self._count(1)
+            self.visits += 1
             return True
         return False
 
     def release(self) -> None:
         """Give the slot back, handing it straight to the first waiter."""
         if self.queue:
+            self.visits += 1  # the slot stays held, by the next holder
             self.queue.popleft().succeed()
         else:
-            self.used -= 1
+            self._count(-1)
 
 
 def join(env: simpy.Environment, events: Sequence[Event]) -> Event:

@@ -62,7 +62,7 @@ class BeeGFSModel:
         self.num_targets = min(self.num_targets, len(self.targets))
         self.service_of = {t: ctx.system.services_of(t)[0] for t in self.targets}
         self.workers = {
-            t: Pool(ctx.env, f"{t}.workers", self.service_of[t].workers or self.worker_count) for t in self.targets
+            t: ctx.platform.pool(f"{t}.workers", self.service_of[t].workers or self.worker_count) for t in self.targets
         }
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], Route] = {}
@@ -271,7 +271,7 @@ class BeeGFSModel:
             conn_key = (client, service.name)
             conn = self.conns.get(conn_key)
             if conn is None:
-                conn = self.conns[conn_key] = Pool(ctx.env, f"{client}->{service.name}", self.conn_limit)
+                conn = self.conns[conn_key] = ctx.platform.pool(f"{client}->{service.name}", self.conn_limit)
             server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
             op = ctx.io_op
             network = platform.network_hops(client_hca, server_hca, op)

@@ -65,21 +65,21 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.targets = system.storage_targets
         assert self.meta and self.targets, f"{system.name}: BeeGFS without metadata or storage targets"
         self.storage_service = {t: system.services_of(t)[0] for t in self.targets}
-        env = ctx.env
+        pool = ctx.platform.pool
         self._zones: dict[str, str] = {}
         default_storage = fs.workers.get("storage", 12)  # as the data path: the shipped storage conf
         self.meta_workers = {
-            s.name: Pool(env, f"{s.name}.workers", s.workers or self._default_meta_workers(fs, s)) for s in self.meta
+            s.name: pool(f"{s.name}.workers", s.workers or self._default_meta_workers(fs, s)) for s in self.meta
         }
         self.storage_workers = {
-            t: Pool(env, f"{t}.workers", self.storage_service[t].workers or default_storage) for t in self.targets
+            t: pool(f"{t}.workers", self.storage_service[t].workers or default_storage) for t in self.targets
         }
         # Messages from other servers arrive on "direct" connections and are queued as direct work,
         # which a regular worker takes when one is idle and the service's one direct worker
         # otherwise (APP_WORKERS_DIRECT_NUM 1 in beegfs-meta's App.cpp; StreamListener puts the work
         # of a direct socket on the direct queue). Without it, mkdirs whose workers all wait on each
         # other's MkLocalDirMsg would deadlock, in the model as in a server built without it.
-        self.direct_workers = {s.name: Pool(env, f"{s.name}.direct-worker", 1) for s in self.meta}
+        self.direct_workers = {s.name: pool(f"{s.name}.direct-worker", 1) for s in self.meta}
         self.conn_limit = fs.conn_max_internode.get("client", 12)
         self.conns: dict[tuple[str, str], Pool] = {}
         self.num_targets = min(fs.num_targets, len(self.targets)) if self.targets else 0
@@ -127,7 +127,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         key = (client, service.name)
         pool = self.conns.get(key)
         if pool is None:
-            pool = self.conns[key] = Pool(self.ctx.env, f"{client}->{service.name}", self.conn_limit)
+            pool = self.conns[key] = self.ctx.platform.pool(f"{client}->{service.name}", self.conn_limit)
         return pool
 
     def _stripe(self, stream: Stream) -> list[str]:

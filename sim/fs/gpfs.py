@@ -29,7 +29,7 @@ from simpy.events import Event
 
 from sim.config.system import GpfsSpec
 from sim.config.workload import Workload
-from sim.engine.core import Pool, Station, join
+from sim.engine.core import Station, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
 from sim.params import value
@@ -57,9 +57,8 @@ class GpfsModel:
             # file smaller than a block is one partial block).
             self.unit = min(self.block, max(self.file_size, self.unit))
         self.window = self._stream_windows()
-        self.io_threads = {
-            c: Pool(ctx.env, f"{c}.prefetch-threads", int(value("gpfs_prefetch_threads"))) for c in ctx.system.clients
-        }
+        prefetch = int(value("gpfs_prefetch_threads"))
+        self.io_threads = {c: ctx.platform.pool(f"{c}.prefetch-threads", prefetch) for c in ctx.system.clients}
         # IOR N-1: one file (one start NSD); task t's block starts at t x block size in it.
         self.shared = self.workload.benchmark == "ior_seq_n1"
         first = ctx.streams("gpfs.file0").integer(len(self.nsds))
@@ -295,9 +294,8 @@ class NsdPaths:
         self.ctx = ctx
         system = ctx.system
         self.server_of = {n: system.services_of(n)[0] for n in system.storage_targets + system.metadata_targets}
-        self.threads = {
-            s.name: Pool(ctx.env, f"{s.name}.threads", int(value("gpfs_nsd_threads"))) for s in system.services.values()
-        }
+        nsd_threads = int(value("gpfs_nsd_threads"))
+        self.threads = {s.name: ctx.platform.pool(f"{s.name}.threads", nsd_threads) for s in system.services.values()}
         self.cpu = value("gpfs_nsd_block_cpu_s")
         self.routes: dict[tuple[str, str, str], Route] = {}
 

@@ -75,7 +75,8 @@ class GpfsMetadataModel(MetadataModelBase):
             station = Station(env, f"{client}.gpfs-daemon", 1)
             self.daemon[client] = station
             ctx.platform.stations[station.name] = station
-        self.slots = {c: Pool(env, f"{c}.write-behind", int(value("gpfs_prefetch_threads"))) for c in system.clients}
+        behind = int(value("gpfs_prefetch_threads"))
+        self.slots = {c: ctx.platform.pool(f"{c}.write-behind", behind) for c in system.clients}
         self.inode = fs.inode_size
         self.subblock = fs.block_size / fs.subblocks_per_block
         workload = self.workload
@@ -169,7 +170,7 @@ class GpfsMetadataModel(MetadataModelBase):
             return
         lock = self.dir_lock.get(directory)
         if lock is None:
-            lock = self.dir_lock[directory] = Pool(self.ctx.env, f"dir{directory}.token", 1)
+            lock = self.dir_lock[directory] = self.ctx.platform.pool(f"dir{directory}.token", 1)
         wait = lock.acquire()
         if wait is not None:
             yield wait

@@ -19,7 +19,7 @@ from simpy.events import Event
 from sim.devices.drives import HddDrive, SsdDrive, make_drive
 from sim.devices.me4 import Me4Controller
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Station
+from sim.engine.core import Pool, Station
 from sim.engine.rng import Streams
 from sim.params import value
 from sim.topology.model import System
@@ -36,6 +36,7 @@ class Platform:
         self.streams = streams
         self.latency = value("network_latency_s")
         self.stations: dict[str, Station] = {}
+        self.pools: dict[str, Pool] = {}  # worker, connection and thread pools of the file-system models
         self.rates: dict[str, float] = {}
         self.drives: dict[str, SsdDrive | HddDrive] = {}
         self.raids: dict[str, RaidDevice] = {}
@@ -112,6 +113,11 @@ class Platform:
     def device_ops(self) -> int:
         """Drive commands issued so far (the unit of a point's simulation budget)."""
         return sum(drive.ops for drive in self.drives.values())
+
+    def pool(self, name: str, size: int) -> Pool:
+        """A pool of ``size`` slots (workers, connections, threads), registered for reporting."""
+        pool = self.pools[name] = Pool(self.env, name, size)
+        return pool
 
     def all_stations(self) -> dict[str, Station]:
         """Every station whose utilisation is reported, by name."""
