@@ -288,6 +288,8 @@ def _line_of(text: str, fragment: str) -> int:
         ("total_files: 2097152", "total_files: 2097152\nstonewall: 30", "stonewall", "unknown key", "stonewall"),
         ("files_only: true\n", "", "files_only", "missing required key", None),
         ("name: {name}", "name: other", "name", "differs from the file name", "name:"),
+        ("leaf_only: true", 'leaf_only: "yes"', "leaf_only", "valid boolean", "leaf_only"),
+        ("leaf_only: true", "leaf_only: 1", "leaf_only", "valid boolean", "leaf_only"),
     ],
 )
 def test_bad_mdtest_file_is_located(

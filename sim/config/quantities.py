@@ -74,3 +74,8 @@ class Model(_BaseModel):
     """Base of every schema: unknown keys are errors, values are immutable once read."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# A yes/no setting: YAML's true/false (or yes/no, on/off unquoted); a quoted "yes" or a 1 is refused
+# rather than read as a boolean.
+Flag = Annotated[bool, Field(strict=True)]

@@ -13,7 +13,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from sim.config.quantities import ChunkSize, Count, Index, Model, Size, Text, ThreadCount
+from sim.config.quantities import ChunkSize, Count, Flag, Index, Model, Size, Text, ThreadCount
 from sim.config.units import Dimension, parse_quantity
 from sim.config.yamlio import SourceMap, format_path
 from sim.errors import Problem, WorkloadError
@@ -95,8 +95,8 @@ class Workload(_Located):
     command: Text | None = None
     ops: list[Op] = Field(min_length=1)
     record_size: Size
-    direct_io: bool
-    fsync: bool = True
+    direct_io: Flag
+    fsync: Flag = True
     file_size: Size | None = None
     aggregate_size: Size | None = None
     max_file_size: Size | None = None
@@ -268,18 +268,18 @@ class MdtestWorkload(_Located):
     ops: list[MdtestOp] = Field(default_factory=lambda: list(MDTEST_PHASES), min_length=1)
     threads: list[ThreadCount] = Field(min_length=1)
     placement: Literal["round_robin"] = "round_robin"
-    files_only: bool
-    dirs_only: bool = False
-    unique_dir: bool
+    files_only: Flag
+    dirs_only: Flag = False
+    unique_dir: Flag
     branching: Count | None = None
     depth: Index = 0
-    leaf_only: bool = False
+    leaf_only: Flag = False
     items_per_dir: Count | None = None
     items: Count | None = None
     total_files: Count | None = None
     write_bytes: ByteCount = 0.0
     read_bytes: ByteCount = 0.0
-    sync: bool = False
+    sync: Flag = False
     iterations: Count = 1
 
     @model_validator(mode="after")
