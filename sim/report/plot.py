@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 from sim.benchmarks.result import RunResult
-from sim.errors import Problem, WorkloadError
+from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_atomic
 
 FORMATS = {".png": "png", ".svg": "svg"}
@@ -14,8 +14,10 @@ FORMATS = {".png": "png", ".svg": "svg"}
 
 def check_plot_path(path: Path) -> None:
     """Refuse an unsupported extension before any simulation runs."""
+    if not path.name or path.name in (".", ".."):
+        raise PfssimError("--plot: give a file name ending in .png or .svg")
     if path.suffix.lower() not in FORMATS:
-        raise WorkloadError([Problem(str(path), None, "--plot", "the plot file must end in .png or .svg")])
+        raise PfssimError(f"{path}: --plot: the plot file must end in .png or .svg")
     check_output_file(path, "--plot")
 
 
