@@ -171,6 +171,8 @@ def test_accepted_flags_say_why_and_change_nothing() -> None:
     ("command", "path", "fragment"),
     [
         (f"{BASE} -D", "-D", "directories only"),
+        ("mpirun -np 2 mdtest -D -n 8 -w 4096", "-w", "no file data to write, read or sync"),
+        ("mpirun -np 2 mdtest -D -n 8 -y", "-y", "no file data to write, read or sync"),
         (f"{BASE} -B", "-B", "barriers"),
         (f"{BASE} -R", "-R", "random order"),
         (f"{BASE} -W 30", "-W", "stonewall"),

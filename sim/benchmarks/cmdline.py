@@ -159,6 +159,7 @@ _MDTEST_KEY_FLAGS = {
     "iterations": "-i",
     "dirs_only": "-D",
     "ops": "-E",
+    "sync": "-y",
 }
 
 LAUNCHER_NO_EFFECT = {

@@ -290,6 +290,11 @@ class MdtestWorkload(_Located):
             raise MdtestKeyError("ops", f"list the phases in the order mdtest runs them: {', '.join(MDTEST_PHASES)}")
         if self.files_only and self.dirs_only:
             raise MdtestKeyError("dirs_only", "files only (-F) and directories only (-D) exclude each other")
+        if self.dirs_only and (self.write_bytes or self.read_bytes or self.sync):
+            key = "write_bytes" if self.write_bytes else "read_bytes" if self.read_bytes else "sync"
+            raise MdtestKeyError(
+                key, "directories only (-D) make no files, so there is no file data to write, read or sync"
+            )
         if not self.point_ops:
             raise MdtestKeyError(
                 "ops", "directories have no read phase: with dirs_only (-D) select create, stat or remove"
