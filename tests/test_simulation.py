@@ -251,3 +251,19 @@ def test_huge_calls_fit_the_budget() -> None:
     point = run_point(system, w, "write", 4, seed=3)
     assert point.requests_total < 400
     assert point.value == pytest.approx(system.drive_parts["storage.numa0.drive0"].seq_write, rel=0.02)
+
+
+def test_a_latency_bound_point_names_the_part_its_requests_wait_on() -> None:
+    """PixStor, 8 threads of 4 KiB random reads: each read waits on one HDD, and no part is half busy.
+    The drives each serve fewer than the 20 visits a saturated part must show, but a latency-bound
+    point does not claim saturation, so its busiest part is named: a drive, not the NSD servers'
+    CPU that every read crosses for a few microseconds."""
+    from sim.benchmarks.driver import limit_of
+    from sim.benchmarks.workloads import find_workload
+
+    system = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    workload = find_workload("pixstor-iozone-random")
+    point = run_point(system, workload, "random_read", 8, seed=1, precision=Precision(min_batches=5, max_batches=10))
+    assert limit_of(point.bottleneck_utilization) == "latency"
+    assert ".drive" in point.bottleneck, point.bottleneck
+    assert point.bottleneck_utilization == max(point.utilization.values())

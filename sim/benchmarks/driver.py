@@ -275,6 +275,13 @@ def _utilization(
             tightest = min(full, key=lambda n: (platform.pools[n].size, -occupancy[n], n))
             utilization[tightest] = occupancy[tightest]
             bottleneck = tightest
+        else:
+            # Latency-bound: the part named is only the busiest. The visits rule guards against
+            # calling a part saturated by chance, which a part under half busy is not claimed to be,
+            # so name the busiest of all (drives with few long visits included) while it stays so.
+            busiest = max(utilization, key=lambda n: utilization[n], default="")
+            if busiest and utilization[busiest] < LATENCY_BOUND_UTILIZATION:
+                bottleneck = busiest
     return utilization, bottleneck
 
 
