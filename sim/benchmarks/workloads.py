@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sim.config.load import validate_model, validation_problems
+from sim.config.load import is_workload_document, validate_model, validation_problems
 from sim.config.workload import AnyWorkload, MdtestKeyError, MdtestWorkload, Workload
 from sim.config.yamlio import SourceMap, load_yaml
 from sim.errors import ConfigError, Problem, WorkloadError
@@ -159,8 +159,7 @@ def find_workload(name_or_path: str, topology: Path | None = None) -> AnyWorkloa
 
 
 def is_workload_file(path: Path) -> bool:
-    """True when ``path`` is a YAML mapping with a ``benchmark`` key and none of a topology's sections
-    (a topology whose ``benchmarks:`` lost its s is still a topology, and is reported as one).
+    """True when ``path`` holds a workload (:func:`sim.config.load.is_workload_document`).
 
     Unreadable or malformed YAML gives False, so the caller reports it through the topology loader.
     """
@@ -168,8 +167,4 @@ def is_workload_file(path: Path) -> bool:
         data, _ = load_yaml(path)
     except ConfigError:
         return False
-    return isinstance(data, dict) and "benchmark" in data and not TOPOLOGY_SECTIONS & data.keys()
-
-
-# Keys only a topology file has.
-TOPOLOGY_SECTIONS = frozenset({"servers", "clients", "network", "filesystem", "enclosures", "templates"})
+    return is_workload_document(data)

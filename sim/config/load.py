@@ -232,10 +232,20 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
     return catalogue, problems
 
 
+# Keys only a topology file has.
+TOPOLOGY_SECTIONS = frozenset({"servers", "clients", "network", "filesystem", "enclosures", "templates"})
+
+
+def is_workload_document(data: Any) -> bool:
+    """A YAML mapping with a ``benchmark`` key and none of a topology's sections (a topology whose
+    ``benchmarks:`` lost its s is still a topology, and is reported as one)."""
+    return isinstance(data, dict) and "benchmark" in data and not TOPOLOGY_SECTIONS & data.keys()
+
+
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
     data, smap = load_yaml(path)
-    if isinstance(data, dict) and "benchmark" in data and not {"servers", "clients", "filesystem"} & data.keys():
+    if is_workload_document(data):
         raise ConfigError(
             [
                 smap.problem(

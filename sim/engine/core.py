@@ -83,7 +83,7 @@ class Pool:
     way a :class:`Station` keeps busy time, so that a full pool of workers or connections can be
     named when it, rather than a device, holds the rate."""
 
-    __slots__ = ("env", "name", "size", "used", "queue", "held", "visits", "_area", "_since")
+    __slots__ = ("env", "name", "size", "used", "queue", "visits", "_area", "_since")
 
     def __init__(self, env: simpy.Environment, name: str, size: int) -> None:
         self.env = env
@@ -91,7 +91,6 @@ class Pool:
         self.size = size
         self.used = 0
         self.queue: deque[Event] = deque()
-        self.held = 0.0  # slot-seconds, accumulated on release by callers that track it
         self.visits = 0
         self._area = 0.0  # slot-seconds held up to _since
         self._since = 0.0
