@@ -269,3 +269,44 @@ def test_single_valued_options_are_given_once() -> None:
     extra = run_cli("reproduce", "--parameters", "--json", "beegfs-edr-2019", "--workers", "3")
     assert extra.code == 2 and "it takes --json only, not SYSTEM, --workers" in extra.stderr
     assert run_cli("reproduce", "--parameters", "--json").code == 0
+
+
+SUFFIXES = {"tx", "rx", "up", "down", "cpu", "read", "write", "commands", "workers", "direct-worker"}
+SUFFIXES |= {"gpfs-daemon", "prefetch-threads", "write-behind", "threads"}
+
+
+def _named_by(name: str, components: dict[str, str]) -> bool:
+    """Whether a run's part name is a component of ``pfssim show --json`` or one it owns."""
+    if name in components:
+        return True
+    if "->" in name:  # a client's connections to a service
+        client, service = name.split("->")
+        return components.get(client) == "client" and components.get(service) == "service"
+    head, _, suffix = name.rpartition(".")
+    is_thread = suffix.startswith("thread") and suffix[6:].isdigit()
+    return head in components and (suffix in SUFFIXES or (is_thread and components[head] == "client"))
+
+
+@pytest.mark.parametrize(
+    ("topology", "args"),
+    [
+        # 64 mdtest tasks hold tiny's 4 metadata workers: a pool is the named bottleneck there.
+        (TINY, ["--workload", "beegfs-hp-iozone-seq", "--cmd", "mpirun -np 64 mdtest -n 64 -u -F -d /mnt/x"]),
+        (
+            str(ROOT / "topologies" / "pixstor-large.yaml"),
+            ["--workload", "pixstor-iozone-seq", "--workload", "mdtest-pixstor-4k", "--threads", "2"],
+        ),
+    ],
+    ids=["beegfs", "gpfs"],
+)
+def test_every_part_a_run_names_is_a_component_that_show_lists(topology: str, args: list[str]) -> None:
+    shown = json.loads(run_cli("show", topology, "--json").stdout)
+    components = {c["name"]: c["kind"] for c in shown["components"]}
+    assert len(components) == len(shown["components"]), "component names are unique"
+    run = run_cli("run", topology, *args, "--precision", "0.1", "--json")
+    assert run.code == 0, run.stderr
+    points = json.loads(run.stdout)["points"]
+    names = {n for p in points for n in [p["bottleneck"], *p["utilization"]]}
+    if topology == TINY:
+        assert any(p["bottleneck"].endswith(".workers") for p in points), "the pool rule is exercised"
+    assert [n for n in names if not _named_by(n, components)] == []

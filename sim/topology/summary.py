@@ -37,6 +37,22 @@ class Summary:
             counts[s.kind] = counts.get(s.kind, 0) + 1
         return counts
 
+    def components(self) -> list[dict[str, Any]]:
+        """Every named part, in name order: the names a run's utilisation and bottleneck refer to.
+
+        A run measures a part directly (a drive) or through what it owns, named by a suffix: a
+        link's directions (``.tx`` towards the switch, ``.rx`` from it; a PCIe switch uplink's
+        ``.up``/``.down``), a NUMA zone's or node's cores (``.cpu``), an ME4 controller's ``.read``
+        and ``.write`` paths and ``.commands``, a storage target's or metadata service's
+        ``.workers`` (and ``.direct-worker``), a GPFS client's ``.gpfs-daemon``, ``.prefetch-threads``,
+        ``.write-behind`` and application ``.threadN``, a GPFS server's NSD ``.threads``. A client's
+        connections to a service are the pool ``client->service``.
+        """
+        return [
+            {"name": c.name, "kind": c.kind, "model": c.model}
+            for c in sorted(self.system.components.values(), key=lambda c: c.name)
+        ]
+
     def to_json(self) -> dict[str, Any]:
         """The ``pfssim show --json`` object (SI units)."""
         s = self.system
@@ -54,6 +70,7 @@ class Summary:
             "metadata_targets": len(s.metadata_targets),
             "services": self.services_by_kind(),
             "parts": [{"kind": k, "model": m, "count": n} for k, m, n in self.parts_by_model()],
+            "components": self.components(),
             "capacity": {
                 "raw_bytes": self.capacity.raw_B,
                 "usable_bytes": self.capacity.usable_B,
