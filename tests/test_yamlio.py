@@ -83,8 +83,9 @@ def test_self_containing_alias_and_deep_nesting_are_located() -> None:
         load_yaml_text("name: x\nbenchmarks: &b [x, *b]\n", "loop.yaml")
     assert info.value.problems[0].path == "benchmarks[1]" and "contains it" in info.value.problems[0].message
     for depth in (100, 2000):  # past the limit, and past what Python's recursion allows
-        with pytest.raises(ConfigError, match="nested more than 64 levels"):
-            load_yaml_text("a: " + "[" * depth + "]" * depth + "\n", "deep.yaml")
+        with pytest.raises(ConfigError, match="nested more than 64 levels") as info:
+            load_yaml_text("name: x\na: " + "[" * depth + "]" * depth + "\n", "deep.yaml")
+        assert info.value.problems[0].line == 2
 
 
 def test_nul_bytes_and_unknown_tags_are_located_without_pyyaml_internals() -> None:

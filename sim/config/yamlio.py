@@ -202,6 +202,26 @@ def _construct_collection(
     return [_construct(item, (*path, i), smap, problems, budget, open_nodes) for i, item in enumerate(node.value)]
 
 
+def _too_deep_line(text: str) -> int | None:
+    """The line where nesting first passes ``MAX_DEPTH``, found by PyYAML's scanner, which (unlike
+    its parser and composer) does not recurse."""
+    opening = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken)
+    opening += (yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+    closing = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
+    depth = 0
+    try:
+        for token in yaml.scan(text, Loader=_Loader):
+            if isinstance(token, opening):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return int(token.start_mark.line) + 1
+            elif isinstance(token, closing):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
+
+
 def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
     """Parse ``text`` (named ``file`` in messages); raise :class:`ConfigError` if it is not valid YAML."""
     smap = SourceMap(file)
@@ -222,7 +242,8 @@ def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
     except yaml.YAMLError as exc:
         raise ConfigError([_yaml_problem(exc, text, file)]) from None
     except RecursionError:
-        raise ConfigError([Problem(file, None, "", f"values are nested more than {MAX_DEPTH} levels deep")]) from None
+        line = _too_deep_line(text)
+        raise ConfigError([Problem(file, line, "", f"values are nested more than {MAX_DEPTH} levels deep")]) from None
     if node is None:
         raise ConfigError([Problem(file, 1, "", "the file is empty")])
     problems: list[Problem] = []
