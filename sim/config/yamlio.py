@@ -205,8 +205,8 @@ def _construct_collection(
 def _too_deep_line(text: str) -> int | None:
     """The line where nesting first passes ``MAX_DEPTH``, found by PyYAML's scanner, which (unlike
     its parser and composer) does not recurse."""
-    opening = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken)
-    opening += (yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
+    block = (yaml.BlockMappingStartToken, yaml.BlockSequenceStartToken)
+    opening = (*block, yaml.FlowMappingStartToken, yaml.FlowSequenceStartToken)
     closing = (yaml.BlockEndToken, yaml.FlowMappingEndToken, yaml.FlowSequenceEndToken)
     depth = 0
     try:
