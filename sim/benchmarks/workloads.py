@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sim.benchmarks.cmdline import command_mismatches
 from sim.config.load import is_workload_document, validate_model, validation_problems
 from sim.config.workload import AnyWorkload, MdtestKeyError, MdtestWorkload, Workload
 from sim.config.yamlio import SourceMap, load_yaml
@@ -116,6 +117,12 @@ def load_workload(path: Path) -> AnyWorkload:
             # benchmark's own line is the only finding worth reading.
             raise WorkloadError(about_benchmark or problems) from None
     workload.locate(smap)
+    mismatches = command_mismatches(workload)
+    if mismatches:
+        hint = (
+            "; the settings are what pfssim simulates, so make the command the one they describe, or leave command: out"
+        )
+        raise WorkloadError([smap.problem(("command",), message + hint) for message in mismatches])
     if workload.name != path.stem:
         raise WorkloadError(
             [
