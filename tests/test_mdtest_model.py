@@ -151,6 +151,7 @@ def test_rates_are_positive_finite_and_reproducible(op: str, threads: int, four_
     assert math.isfinite(first.value) and first.value > 0
     assert 0 < first.ci_low <= first.value <= first.ci_high
     assert all(0.0 <= u <= 1.0 + 1e-9 for u in first.utilization.values())
+    assert all(0.0 <= u <= 1.0 + 1e-9 for u in first.pool_occupancy.values())
     assert (first.value, first.ci_low, first.ci_high) == (again.value, again.ci_low, again.ci_high)
 
 
@@ -368,5 +369,9 @@ def test_a_full_worker_pool_is_named_as_the_bottleneck() -> None:
     assert point.bottleneck == "meta.numa0.meta0.workers"
     assert point.bottleneck_utilization >= 0.9 and limit_of(point.bottleneck_utilization) == "capacity"
     assert max(u for name, u in point.utilization.items() if name != point.bottleneck) < 0.5
+    # Every pool's occupancy is reported; the connections that wait for the workers look full too.
+    assert point.pool_occupancy[point.bottleneck] == point.bottleneck_utilization
+    connections = [u for name, u in point.pool_occupancy.items() if "->meta.numa0.meta0" in name]
+    assert connections and min(connections) >= 0.9
     one = run_point(system, workload, "create", 1, seed=5, precision=QUICK, whole_phase=False)
     assert not one.bottleneck.endswith(".workers")  # one task never fills a pool

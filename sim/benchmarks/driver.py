@@ -97,6 +97,7 @@ class PointResult:
     bottleneck: str
     bottleneck_utilization: float
     utilization: dict[str, float] = field(default_factory=dict)
+    pool_occupancy: dict[str, float] = field(default_factory=dict)  # mean slots held / slots, per pool
     requests: int = 0
     requests_total: int = 0  # warm-up included: what the engine simulated
     simulated_s: float = 0.0
@@ -133,6 +134,7 @@ class PointResult:
             "simulated_requests": self.requests,
             "simulated_seconds": self.simulated_s,
             "utilization": self.utilization,
+            "pool_occupancy": self.pool_occupancy,
         }
         if self.file_bytes is not None:
             out["file_bytes"] = self.file_bytes
@@ -181,6 +183,7 @@ def _whole_phase(
     rates: list[float] = []
     items = workload.items_per_task(threads)
     utilization: dict[str, float] = {}
+    pools: dict[str, float] = {}
     bottleneck = ""
     window = 0.0
     for replica in range(WHOLE_PHASE_REPLICATIONS):
@@ -194,7 +197,7 @@ def _whole_phase(
         env.run(until=model.start_phase(items))
         rates.append(workload.phase_rate(threads, model.finish))
         window = env.now
-        utilization, bottleneck = _utilization(platform, {}, {}, window)
+        utilization, bottleneck, pools = _utilization(platform, {}, {}, window)
     estimate = batch_estimate(rates, [1.0] * len(rates))
     return PointResult(
         workload=workload.name,
@@ -208,6 +211,7 @@ def _whole_phase(
         bottleneck=bottleneck,
         bottleneck_utilization=utilization.get(bottleneck, 0.0),
         utilization=dict(sorted(utilization.items())),
+        pool_occupancy=dict(sorted(pools.items())),
         requests=items * threads * len(rates),
         requests_total=items * threads * len(rates),
         simulated_s=window,
@@ -245,8 +249,9 @@ class _Mark:
 
 def _utilization(
     platform: Platform, work0: dict[str, float], visits0: dict[str, int], window: float
-) -> tuple[dict[str, float], str]:
-    """Utilisation of every station over a window, and the bottleneck named from them.
+) -> tuple[dict[str, float], str, dict[str, float]]:
+    """Utilisation of every station over a window, the bottleneck named from them, and the
+    occupancy of every pool (mean slots held over its size).
 
     The bottleneck is named from utilisations that rest on enough visits: a part that served a
     handful of long jobs (a few stripe destages on one disk group) in a short window can look
@@ -261,12 +266,17 @@ def _utilization(
     settled = [n for n in utilization if stations[n].visits - visits0.get(n, 0) >= MIN_BOTTLENECK_VISITS]
     candidates = settled or list(utilization)
     bottleneck = max(candidates, key=lambda n: utilization[n]) if candidates else ""
+    pools: dict[str, float] = {}
+    for name, pool in platform.pools.items():
+        held = (pool.done_work() - work0.get(name, 0.0)) / (window * pool.size) if window > 0 else 0.0
+        if held > 0:
+            pools[name] = held
     if window > 0 and (not bottleneck or utilization[bottleneck] < LATENCY_BOUND_UTILIZATION):
         # No part is half busy: a full pool of workers or connections may be what requests wait for.
         occupancy = {
-            name: (pool.done_work() - work0.get(name, 0.0)) / (window * pool.size)
-            for name, pool in platform.pools.items()
-            if pool.visits - visits0.get(name, 0) >= MIN_BOTTLENECK_VISITS
+            name: held
+            for name, held in pools.items()
+            if platform.pools[name].visits - visits0.get(name, 0) >= MIN_BOTTLENECK_VISITS
         }
         # A request can hold one pool's slot while it queues for another's (a client connection while
         # it waits for a server worker), so the outer pool looks full too: name the tightest.
@@ -282,7 +292,7 @@ def _utilization(
             busiest = max(utilization, key=lambda n: utilization[n], default="")
             if busiest and utilization[busiest] < LATENCY_BOUND_UTILIZATION:
                 bottleneck = busiest
-    return utilization, bottleneck
+    return utilization, bottleneck, pools
 
 
 def run_point(
@@ -360,7 +370,7 @@ def run_point(
             break
     first, last = marks[cut], marks[-1]
     window = last.time - first.time
-    utilization, bottleneck = _utilization(platform, first.work, first.visits, window)
+    utilization, bottleneck, pools = _utilization(platform, first.work, first.visits, window)
     factor = None
     if mdtest or workload.benchmark in ("ior_seq_n1", "ior_seq_nn"):  # IOR -F reports the same way
         per_task = [after - before for after, before in zip(last.per_task, first.per_task, strict=True)]
@@ -382,6 +392,7 @@ def run_point(
         bottleneck=bottleneck,
         bottleneck_utilization=utilization.get(bottleneck, 0.0),
         utilization=dict(sorted(utilization.items())),
+        pool_occupancy=dict(sorted(pools.items())),
         requests=last.count - first.count,
         requests_total=meter.count,
         simulated_s=window,
