@@ -268,3 +268,39 @@ def test_a_latency_bound_point_names_the_part_its_requests_wait_on() -> None:
     assert limit_of(point.bottleneck_utilization) == "latency"
     assert ".drive" in point.bottleneck, point.bottleneck
     assert point.bottleneck_utilization == max(point.utilization.values())
+
+
+def test_files_smaller_than_their_stripe_width_run_and_start_only_their_targets_caches() -> None:
+    """A 16 MiB file striped over 32 targets in 1 MiB chunks reaches 16 of them: the cache prefill
+    must not loop looking for pieces of the others (it did, forever), nor fill the caches of
+    targets no file reaches or of the metadata array."""
+    import simpy
+
+    from sim.benchmarks.driver import _model
+    from sim.engine.meter import Meter
+    from sim.engine.rng import Streams
+    from sim.fs.common import RunContext
+    from sim.fs.platform import Platform
+
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    workload = Workload(
+        name="w",
+        title="w",
+        source="test",
+        benchmark="ior_seq_nn",
+        ops=["write"],
+        record_size="8 MiB",
+        direct_io=False,
+        file_size="16 MiB",
+        threads=[1],
+        stripe={"num_targets": 32, "chunk_size": "1 MiB"},
+    )
+    point = run_point(system, workload, "write", 1, seed=2, precision=Precision(rel_precision=0.1))
+    assert point.value > 0
+    env = simpy.Environment()
+    streams = Streams(2)
+    platform = Platform(env, system, streams)
+    model = _model(RunContext(env, system, platform, streams, workload, "write", 1, Meter(env, 1)))
+    model.prefill_caches()
+    held = {vdisk for c in platform.controllers.values() for vdisk, cache in c.caches.items() if cache.held}
+    assert held and held <= set(model.files[0].targets) and not held & set(system.metadata_targets)

@@ -172,32 +172,39 @@ class BeeGFSModel:
             slots = max(int(per_target // piece), 1)
 
             def sampler(target: str):  # noqa: ANN202 - a (offset, size) sampler per target
-                bases = regions.get(target) or [0.0]
+                bases = regions[target]
                 return lambda: (bases[stream.integer(len(bases))] + stream.integer(slots) * piece, piece)
 
-            self.ctx.platform.prefill_caches_with(sampler)
+            self.ctx.platform.prefill_caches_with(sampler, only=set(regions))
             return
+
+        records = max(int(self.file_size // self.record), 1)
 
         def recency(target: str):  # noqa: ANN202 - the target's recent pieces, newest first
             users = [t for t in range(self.ctx.threads) if target in self.files[t].targets]
 
             def pieces() -> Generator[tuple[float, float], None, None]:
-                back = 1
-                while users:
+                back, found = 1, False
+                # A file smaller than its stripe width leaves some of its targets without a piece:
+                # once every record has been looked at, more rounds would find none either.
+                while users and (found or back <= records + 1):
                     for t in users:
                         f = self.files[t]
                         region = t * self.file_size if self.shared else 0.0
                         offset = (self.starts[t] - back * self.record) % self.file_size
                         for index, chunk_offset, length in self._pieces(region + offset, self.record):
                             if f.targets[index % len(f.targets)] == target:
+                                found = True
                                 yield f.bases[index % len(f.bases)] + chunk_offset, length
                     back += 1
-                while True:  # a target no file uses
+                while True:  # a target of a file smaller than its stripe width that no record reaches
                     yield 0.0, piece
 
             return pieces().__next__
 
-        self.ctx.platform.prefill_caches_with(recency)
+        # Targets no file of the workload uses (and metadata targets) hold none of its writes.
+        used = {target for f in self.files for target in f.targets}
+        self.ctx.platform.prefill_caches_with(recency, only=used)
 
     # -- threads ---------------------------------------------------------------------------------
 

@@ -108,7 +108,8 @@ class GpfsModel:
         return sum(min(n, slots) for n in per_node.values())
 
     def prefill_caches(self) -> None:
-        """Controller write caches start full of writes like this workload's (scattered: anywhere)."""
+        """Controller write caches of the data NSDs start full of writes like this workload's
+        (scattered: anywhere); metadata LUNs hold none of them."""
         stream = self.ctx.streams("cache.prefill")
         unit = self.unit
         block = self.block
@@ -117,7 +118,7 @@ class GpfsModel:
             blocks = max(int(self.ctx.platform.raids[nsd].capacity // block), 1)
             return lambda: (stream.integer(blocks) * block + stream.integer(max(int(block // unit), 1)) * unit, unit)
 
-        self.ctx.platform.prefill_caches_with(sampler)
+        self.ctx.platform.prefill_caches_with(sampler, only=set(self.nsds))
 
     def start(self) -> None:
         """One process per benchmark thread."""
