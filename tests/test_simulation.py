@@ -35,6 +35,13 @@ def _workload(benchmark: str = "iozone_seq_nn", record: str = "1 MiB", ops: list
     )
 
 
+def _writes(benchmark: str, record: str, file_size: str, **settings: object) -> Workload:
+    """A write-only workload with a fixed file size per thread."""
+    fields: dict[str, object] = {"name": "w", "title": "w", "source": "test", "benchmark": benchmark}
+    fields |= {"ops": ["write"], "record_size": record, "direct_io": False, "file_size": file_size, "threads": [1]}
+    return Workload.model_validate(fields | settings)
+
+
 def test_one_thread_one_link_one_drive_by_hand() -> None:
     """Mean time per 1 MiB request, written out from the model's stages and the parts' datasheets."""
     system = load_system(TINY)
@@ -238,17 +245,7 @@ def test_huge_calls_fit_the_budget() -> None:
     what one budget of drive commands affords (never below one call per task in flight), so the
     point costs a few hundred calls instead of 200 + 10 x 100, and still finds the drive's rate."""
     system = load_system(TINY)
-    w = Workload(
-        name="w",
-        title="w",
-        source="test",
-        benchmark="ior_seq_n1",
-        ops=["write"],
-        record_size="1 GiB",
-        direct_io=True,
-        file_size="64 GiB",
-        threads=[4],
-    )
+    w = _writes("ior_seq_n1", "1 GiB", "64 GiB", direct_io=True)
     point = run_point(system, w, "write", 4, seed=3)
     assert point.requests_total < 400
     assert point.value == pytest.approx(system.drive_parts["storage.numa0.drive0"].seq_write, rel=0.02)
@@ -283,18 +280,7 @@ def test_files_smaller_than_their_stripe_width_run_and_start_only_their_targets_
     from sim.fs.platform import Platform
 
     system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
-    workload = Workload(
-        name="w",
-        title="w",
-        source="test",
-        benchmark="ior_seq_nn",
-        ops=["write"],
-        record_size="8 MiB",
-        direct_io=False,
-        file_size="16 MiB",
-        threads=[1],
-        stripe={"num_targets": 32, "chunk_size": "1 MiB"},
-    )
+    workload = _writes("ior_seq_nn", "8 MiB", "16 MiB", stripe={"num_targets": 32, "chunk_size": "1 MiB"})
     point = run_point(system, workload, "write", 1, seed=2, precision=Precision(rel_precision=0.1))
     assert point.value > 0
     env = simpy.Environment()
