@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,6 +131,9 @@ def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
     assert under_a_file.code == 2 and under_a_file.stdout == "" and "is a file" in under_a_file.stderr
     assert run_cli("reproduce", "--plots", str(a_file / "figures")).code == 2
     assert run_cli("reproduce", "--report", str(a_file / "report.md")).code == 2
+    same = run_cli("reproduce", "--report", str(tmp_path / "r.md"), "--plots", str(tmp_path / "r.md"))
+    assert same.code == 2 and "--plots and --report name the same path" in same.stderr
+    assert not (tmp_path / "r.md").exists()
     several = run_cli(
         "run", TINY, "--cmd", "iozone -i 0 -r 0 -s 1g -t 2", "--cmd", "iozone -i 0 -r 1m -s 1g -t 2",
         "--cmd", "mpirun -np 2 ior -w -t 1m", "--workload", "no-such-workload",
@@ -310,3 +316,60 @@ def test_every_part_a_run_names_is_a_component_that_show_lists(topology: str, ar
     if topology == TINY:
         assert any(p["bottleneck"].endswith(".workers") for p in points), "the pool rule is exercised"
     assert [n for n in names if not _named_by(n, components)] == []
+
+
+def _pfssim(*args: str, **popen: object) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "sim.cli.main", *args], stderr=subprocess.PIPE, text=True, **popen)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_standard_output_is_a_message_not_a_traceback() -> None:
+    with open("/dev/full", "w") as full:
+        process = _pfssim("show", str(ROOT / "topologies" / "beegfs-hdr100.yaml"), "--json", stdout=full)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 2
+    assert err.strip() == "standard output: cannot write: No space left on device"
+
+
+def test_a_reader_that_stops_early_gets_no_traceback() -> None:
+    # 165 kB of JSON: more than a pipe holds, so the writer meets the closed pipe.
+    topology = str(ROOT / "topologies" / "pixstor-large-expansion.yaml")
+    process = _pfssim("show", topology, "--json", stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    process.stdout.readline()
+    process.stdout.close()  # like | head -1
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and err == ""
+
+
+def test_output_files_are_written_all_or_none(tmp_path: Path, monkeypatch) -> None:
+    from sim.errors import PfssimError
+    from sim.report.files import write_all
+
+    report, figure = tmp_path / "new" / "deep" / "r.md", tmp_path / "new" / "deep" / "r-a.png"
+    write_all({report: b"text", figure: b"png"})
+    assert (report.read_bytes(), figure.read_bytes()) == (b"text", b"png")
+    # A folder where the second file should go: nothing is written, nothing replaced.
+    (tmp_path / "in-the-way.png").mkdir()
+    with pytest.raises(PfssimError, match="in-the-way.png: cannot write: a folder of this name is in the way"):
+        write_all({report: b"new text", tmp_path / "in-the-way.png": b"png"})
+    assert report.read_bytes() == b"text"
+    # A full disk on the second file: the first is not replaced, and the folders made are removed.
+    real_fdopen = os.fdopen
+    calls = []
+
+    def fdopen(fd: int, mode: str):  # noqa: ANN202 - a file object that fails on the second file
+        calls.append(fd)
+        if len(calls) == 2:
+            os.close(fd)
+            raise OSError(28, "No space left on device")
+        return real_fdopen(fd, mode)
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    target = tmp_path / "made" / "here"
+    with pytest.raises(PfssimError, match="cannot write: No space left on device"):
+        write_all({report: b"newer", target / "f.png": b"png"})
+    monkeypatch.undo()
+    assert report.read_bytes() == b"text"
+    assert not (tmp_path / "made").exists()
+    assert sorted(p.name for p in report.parent.iterdir()) == ["r-a.png", "r.md"]  # no temporary left

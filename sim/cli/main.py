@@ -6,7 +6,9 @@ Exit codes: 0 success, 1 a check failed, 2 bad input (with file:line path messag
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -320,6 +322,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         check_report_path(args.report)
     if args.plots is not None:
         check_output_folder(args.plots, "--plots")
+        if args.report is not None and args.plots.absolute() == args.report.absolute():
+            raise PfssimError(f"{args.plots}: --plots and --report name the same path; give each its own")
     if args.workers < 1:
         raise PfssimError("--workers must be at least 1")
     select(load_datasets(), args.systems)  # unknown system names: exit 2 before simulating
@@ -348,10 +352,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {"show": cmd_show, "validate": cmd_validate, "run": cmd_run, "reproduce": cmd_reproduce}
     try:
-        return handlers[args.command](args)
+        code = handlers[args.command](args)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+        return code
     except PfssimError as exc:
         problems = getattr(exc, "problems", None) or [Problem("", None, "", str(exc))]
         _print_problems(problems)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # The reader stopped reading (| head): nothing more to say, and nothing to flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        what = f"{exc.filename}" if exc.filename else "standard output: cannot write"
+        print(f"{what}: {exc.strerror or exc}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # drop what is still buffered for the full device
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BAD_INPUT
 
 

@@ -8,6 +8,7 @@ so the check is that the nearest existing one is a folder this process may write
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -45,22 +46,51 @@ def check_output_folder(path: Path, option: str) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    """Write ``data`` to ``path`` whole or not at all (see :func:`write_all`)."""
+    write_all({path: data})
+
+
+def write_all(files: dict[Path, bytes]) -> None:
+    """Write several files all or none: each goes to a temporary file in its folder first, and only
+    when every one is written are they renamed into place. On any failure (a full disk, a folder
+    where a file should go) nothing is left behind, not even the folders this call made, and the
+    error is a :class:`PfssimError` naming the file."""
+    made: list[Path] = []  # folders created here, outermost first
+    temporaries: dict[Path, str] = {}
+    complete = False
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+        for path in files:
+            if path.is_dir():
+                raise PfssimError(f"{path}: cannot write: a folder of this name is in the way")
+        for path, data in files.items():
+            missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+            for folder in reversed(missing):
+                folder.mkdir()
+                made.append(folder)
+            fd, temporaries[path] = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+            except OSError as error:
+                raise PfssimError(f"{path}: cannot write: {error.strerror or error}") from None
+            # mkstemp makes the file private: keep the mode of the file replaced, or give a new one
+            # the usual permissions (those of the umask).
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = path.stat().st_mode & 0o7777 if path.is_file() else 0o666 & ~umask
+            os.chmod(temporaries[path], mode)
+        for path, temporary in list(temporaries.items()):
+            os.replace(temporary, path)
+            del temporaries[path]
+        complete = True
     except OSError as error:
-        raise PfssimError(f"{path}: cannot write: {error.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        # mkstemp makes the file private: keep the mode of the file replaced, or give a new one the
-        # usual permissions (those of the umask).
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = path.stat().st_mode & 0o7777 if path.is_file() else 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        name = error.filename or next(iter(files), "")
+        raise PfssimError(f"{name}: cannot write: {error.strerror or error}") from None
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for temporary in temporaries.values():
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+        if not complete:  # failed: remove the folders made for the files too
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):  # not empty: something else put a file there
+                    folder.rmdir()

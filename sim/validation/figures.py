@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sim.benchmarks.driver import PointResult
-from sim.report.files import write_atomic
+from sim.report.files import write_all
 from sim.validation.score import BenchmarkScore, PointScore, UnscoredRun
 
 
@@ -114,11 +114,7 @@ def figures(benchmarks: Sequence[BenchmarkScore], unscored: Sequence[UnscoredRun
 
 
 def write_figures(directory: Path, benchmarks: Sequence[BenchmarkScore], unscored: Sequence[UnscoredRun]) -> list[Path]:
-    """Write every figure to ``directory`` as ``<name>.png``; returns the paths written."""
-    written = []
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, data in figures(benchmarks, unscored).items():
-        path = directory / f"{name}.png"
-        write_atomic(path, data)
-        written.append(path)
-    return written
+    """Write every figure to ``directory`` as ``<name>.png`` (all or none); returns the paths written."""
+    files = {directory / f"{name}.png": data for name, data in figures(benchmarks, unscored).items()}
+    write_all(files)
+    return list(files)

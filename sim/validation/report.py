@@ -23,9 +23,9 @@ from sim import __version__
 from sim.benchmarks.driver import limit_of
 from sim.errors import PfssimError
 from sim.params import PARAMETERS
-from sim.report.files import check_output_file
+from sim.report.files import check_output_file, write_all
 from sim.report.run import bottleneck_text, format_value
-from sim.validation.figures import benchmark_png, unscored_png, write_atomic
+from sim.validation.figures import benchmark_png, unscored_png
 from sim.validation.run import SEED
 from sim.validation.score import BenchmarkScore, ErrorSummary, PointScore, Reproduction, ShapeScore
 
@@ -592,12 +592,9 @@ def write_report(repro: Reproduction, path: Path) -> list[Path]:
     check_report_path(path)
     blocks = build_report(repro)
     if path.suffix.lower() == ".html":
-        write_atomic(path, render_html(blocks).encode("utf-8"))
+        write_all({path: render_html(blocks).encode("utf-8")})
         return [path]
-    text, files = render_markdown(blocks, f"{path.stem}-{{name}}.png")
-    written = []
-    for name, data in files.items():
-        write_atomic(path.parent / name, data)
-        written.append(path.parent / name)
-    write_atomic(path, text.encode("utf-8"))
-    return [path, *written]
+    text, figures = render_markdown(blocks, f"{path.stem}-{{name}}.png")
+    files = {path: text.encode("utf-8")} | {path.parent / name: data for name, data in figures.items()}
+    write_all(files)  # the report and its figures, all or none
+    return list(files)
