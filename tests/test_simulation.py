@@ -30,6 +30,7 @@ def _workload(benchmark: str = "iozone_seq_nn", record: str = "1 MiB", ops: list
         ops=ops or (["random_write", "random_read"] if random else ["write", "read"]),
         record_size=record,
         direct_io=True,
+        fsync=True,
         aggregate_size="1 TB",
         threads=[1],
     )
@@ -38,7 +39,8 @@ def _workload(benchmark: str = "iozone_seq_nn", record: str = "1 MiB", ops: list
 def _writes(benchmark: str, record: str, file_size: str, **settings: object) -> Workload:
     """A write-only workload with a fixed file size per thread."""
     fields: dict[str, object] = {"name": "w", "title": "w", "source": "test", "benchmark": benchmark}
-    fields |= {"ops": ["write"], "record_size": record, "direct_io": False, "file_size": file_size, "threads": [1]}
+    fields |= {"ops": ["write"], "record_size": record, "direct_io": False, "fsync": True}
+    fields |= {"file_size": file_size, "threads": [1]}
     return Workload.model_validate(fields | settings)
 
 

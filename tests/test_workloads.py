@@ -64,6 +64,7 @@ benchmark: iozone_seq_nn
 ops: [write, read]
 record_size: 1 MiB
 direct_io: true
+fsync: true
 file_size: 1 GiB
 threads: [1, 2]
 """
@@ -193,6 +194,7 @@ def _line_of(text: str, fragment: str) -> int:
     [
         ("record_size: 1 MiB", "record_size: 1 MiB\nrecrod_size: 1 MiB", "recrod_size", "unknown key", "recrod_size"),
         ("record_size: 1 MiB", "record_size: 1048576", "record_size", "has no unit", "record_size"),
+        ("fsync: true\n", "", "fsync", "missing required key 'fsync'", "name:"),
         ("file_size: 1 GiB", "file_size: 1 GiB\naggregate_size: 8 TB", "aggregate_size", "exactly one", "aggregate"),
         ("threads: [1, 2]", "threads: [2, 1]", "threads", "increasing", "threads"),
         ("ops: [write, read]", "ops: [write, random_read]", "ops", "write / read only", "ops"),
@@ -359,7 +361,26 @@ def test_small_buffered_calls_on_beegfs_are_refused_not_guessed() -> None:
     check_runnable(beegfs, parse_command("iozone -i 2 -I -r 4k -s 1g -t 2"))  # O_DIRECT
     check_runnable(beegfs, parse_command("mpirun -np 2 ior -w -t 512k -b 1g"))  # bypasses the cache
     gpfs = load_system(ROOT / "topologies" / "pixstor-large.yaml")
-    check_runnable(gpfs, parse_command("iozone -i 2 -r 4k -s 1g -t 2"))  # the pagepool is modelled
+    check_runnable(gpfs, parse_command("iozone -i 2 -r 4k -s 64g -t 2"))  # the pagepool is modelled
+
+
+def test_unflushed_gpfs_writes_that_fit_in_the_pagepool_are_refused() -> None:
+    """Without -e IOzone times writes until they are in the pagepool: a file that fits there is
+    timed as memory copies, which pfssim does not model. Larger files, -e or O_DIRECT are fine."""
+    from sim.benchmarks.driver import check_runnable
+    from sim.topology.build import load_system
+
+    gpfs = load_system(ROOT / "topologies" / "pixstor-large.yaml")  # 16 clients, 32 GiB pagepools
+    with pytest.raises(WorkloadError) as info:
+        check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 8g -t 64 -+n"))  # 4 streams a node
+    problem = info.value.problems[0]
+    assert problem.path == "fsync" and "at 64 threads each file fits in its stream's share" in problem.message
+    check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 9g -t 64 -+n"))  # 9 GiB > 32 / 4
+    check_runnable(gpfs, parse_command("iozone -i 0 -c -e -w -r 16m -s 8g -t 64 -+n"))  # -e: flushes timed
+    check_runnable(gpfs, parse_command("iozone -i 0 -c -I -w -r 16m -s 8g -t 64 -+n"))  # O_DIRECT
+    check_runnable(gpfs, parse_command("iozone -i 1 -c -w -r 16m -s 8g -t 64 -+n"))  # reads write nothing
+    beegfs = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    check_runnable(beegfs, parse_command("mpirun -np 2 ior -w -t 1m -b 1g"))  # calls bypass the client cache
 
 
 def test_a_fixed_mdtest_tree_is_checked_against_the_command(tmp_path: Path) -> None:

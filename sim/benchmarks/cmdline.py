@@ -103,7 +103,7 @@ IOR_NO_EFFECT_WITH_VALUE = {
     "-Q": "task-per-node offset used by -C; pfssim does not model client-cache hits on read-back",
 }
 IOR_REFUSED = {
-    "-Y": "fsync after every write is not modelled; pfssim models one fsync per phase (-e)",
+    "-Y": "fsync after every write is not modelled (-e, one fsync as each file is closed, is)",
     "-z": "random offsets are not modelled; pfssim models IOR's sequential transfers (use IOzone -i 2 for random)",
 }
 _IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -e and O_DIRECT"

@@ -421,6 +421,34 @@ def data_bytes(system: System, workload: AnyWorkload, threads: int) -> float:
 BEEGFS_CACHE_BUF_SIZE = 512 * 1024
 
 
+def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) -> None:
+    """Refuse buffered GPFS writes without fsync whose files fit in their client's pagepool.
+
+    Without ``-e`` IOzone and IOR stop the clock when the last record is in the pagepool, not on the
+    disks. pfssim predicts the write-behind steady state, which is what they report when a file is
+    much larger than the pagepool share of its stream (the unflushed tail is a small part of it);
+    a file that fits in that share is timed as memory copies alone, which pfssim does not model.
+    """
+    pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
+    clients = len(system.clients)
+    small = [
+        t
+        for t in workload.threads
+        if workload.file_size_for(t) <= pagepool / -(-t // clients)  # the share of one of a node's streams
+    ]
+    if small and set(workload.ops) & {"write", "random_write"}:
+        raise WorkloadError(
+            [
+                workload.problem(
+                    "fsync",
+                    f"at {', '.join(map(str, small))} threads each file fits in its stream's share of the "
+                    f"{pagepool / 2**30:g} GiB client pagepool, so without fsync (-e) the writes are timed "
+                    "as copies into memory, which pfssim does not model; add fsync (-e) or use larger files",
+                )
+            ]
+        )
+
+
 def check_runnable(system: System, workload: AnyWorkload) -> None:
     """Refuse, before anything is simulated, a workload the system cannot run."""
     if not system.storage_targets and not isinstance(workload, MdtestWorkload):
@@ -483,6 +511,8 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                             )
                         ]
                     )
+        if isinstance(fs, GpfsSpec) and not workload.direct_io and not workload.fsync:
+            _check_unflushed_writes(system, workload, fs)
 
 
 def run_workload(

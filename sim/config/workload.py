@@ -84,6 +84,8 @@ class Workload(_Located):
     ``aggregate_size`` (split evenly over the threads, as the Dell documents do).
     ``gpfs_pagepool_client`` is the client pagepool the run was made with, when the document set
     it for this benchmark (PixStor's random test: 16 GiB instead of the sequential tests' 32 GiB).
+    ``fsync`` is IOzone's ``-e`` / IOR's ``-e``: the flush of each file is inside the timing. There
+    is no default: without it, a file that fits in a client cache would be timed as memory copies.
     ``max_file_size`` caps the bytes per thread (the high-capacity runs: 768 GB per thread when
     the aggregate split over few threads would exceed it).
     """
@@ -96,7 +98,7 @@ class Workload(_Located):
     ops: list[Op] = Field(min_length=1)
     record_size: Size
     direct_io: Flag
-    fsync: Flag = True
+    fsync: Flag
     file_size: Size | None = None
     aggregate_size: Size | None = None
     max_file_size: Size | None = None
