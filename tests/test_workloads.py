@@ -200,7 +200,23 @@ def _line_of(text: str, fragment: str) -> int:
         ("ops: [write, read]", "ops: [write, random_read]", "ops", "write / read only", "ops"),
         ("name: {name}", "name: other", "name", "differs from the file name", "name:"),
         ("benchmark: iozone_seq_nn", "benchmark: fio", "benchmark", "fio", "benchmark"),
-        ("file_size: 1 GiB", "file_size: 512 KiB", "threads", "less than one record", "threads"),
+        ("file_size: 1 GiB", "file_size: 512 KiB", "file_size", "less than one record", "file_size"),
+        (
+            "benchmark: iozone_seq_nn\nops: [write, read]\nrecord_size: 1 MiB",
+            "benchmark: ior_seq_n1\nops: [write, read]\nrecord_size: 24 MiB",
+            "file_size",
+            "must be a whole number of 25165824 B transfers",
+            "file_size",
+        ),
+        (
+            "benchmark: iozone_seq_nn\nops: [write, read]\nrecord_size: 1 MiB\ndirect_io: true\nfsync: true\n"
+            "file_size: 1 GiB\nthreads: [1, 2]",
+            "benchmark: ior_seq_n1\nops: [write, read]\nrecord_size: 1 MiB\ndirect_io: true\nfsync: true\n"
+            "aggregate_size: 1 GiB\nthreads: [1, 3]",
+            "threads",
+            "at 3 threads each task's block (357913941 B at 3) is not a whole number of 1048576 B transfers",
+            "threads",
+        ),
         ("record_size: 1 MiB", "record_size: 32 MiB", "record_size", "Maximum record length", "record_size"),
         ("record_size: 1 MiB", "record_size: 64 B", "record_size", "128 B to 16 MiB", "record_size"),
         ("record_size: 1 MiB", "record_size: 1000.5 B", "record_size", "whole number of bytes", "record_size"),

@@ -54,6 +54,8 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
         keys = [key for key in ("aggregate_size", "file_size") if key in data]
     elif message.startswith("record_size"):
         keys = ["record_size"]
+    elif message.startswith("file_size"):
+        keys = ["file_size"]
     elif "thread" in message:
         keys = ["threads"]
     elif "operation" in message or " runs " in message:

@@ -138,6 +138,16 @@ class Workload(_Located):
             )
         if self.record_size != int(self.record_size):
             raise ValueError(f"record_size must be a whole number of bytes, got {self.record_size:g} B")
+        if self.file_size is not None:
+            if self.file_size < self.record_size:
+                raise ValueError(
+                    f"file_size ({self.file_size:.0f} B) is less than one record ({self.record_size:.0f} B)"
+                )
+            if self.benchmark.startswith("ior") and self.file_size % self.record_size:
+                raise ValueError(
+                    f"file_size ({self.file_size:.0f} B, IOR's -b x -s) must be a whole number of "
+                    f"{self.record_size:.0f} B transfers, as IOR requires"
+                )
         problems = self.thread_problems(self.threads)
         if problems:
             raise ValueError("; ".join(problems))
@@ -145,16 +155,29 @@ class Workload(_Located):
 
     def thread_problems(self, threads: list[int]) -> list[str]:
         """Why some of ``threads`` cannot run this workload: each thread's file (or block of the shared
-        file) must hold at least one record."""
+        file) must hold at least one record, and for IOR a whole number of transfers (its ``-b`` must
+        be a multiple of ``-t``)."""
+        problems = []
         short = [count for count in threads if self.file_size_for(count) < self.record_size]
-        if not short:
-            return []
-        largest = self.file_size_for(short[0])
-        counts = ", ".join(str(count) for count in short)
-        return [
-            f"at {counts} threads each thread's file holds less than one record ({self.record_size:.0f} B; "
-            f"{largest:.0f} B at {short[0]} threads); drop those thread counts, or raise the file or aggregate size"
-        ]
+        if short:
+            largest = self.file_size_for(short[0])
+            counts = ", ".join(str(count) for count in short)
+            problems.append(
+                f"at {counts} threads each thread's file holds less than one record ({self.record_size:.0f} B; "
+                f"{largest:.0f} B at {short[0]} threads); drop those thread counts, or raise the file or "
+                "aggregate size"
+            )
+        if self.benchmark.startswith("ior"):
+            uneven = [c for c in threads if c not in short and self.file_size_for(c) % self.record_size]
+            if uneven:
+                problems.append(
+                    f"at {', '.join(map(str, uneven))} threads each task's block "
+                    f"({self.file_size_for(uneven[0]):.0f} B "
+                    f"at {uneven[0]}) is not a whole number of {self.record_size:.0f} B transfers, which IOR "
+                    "requires (-b a multiple of -t); choose thread counts that divide the aggregate size into "
+                    "whole transfers"
+                )
+        return problems
 
     def file_size_for(self, threads: int) -> float:
         """Bytes each thread's file (or its block of the shared file) holds at ``threads`` threads."""
