@@ -57,3 +57,18 @@ def test_direct_records_of_one_block_share_its_place_on_the_lun() -> None:
         system.enclosure_read_ahead[enclosure] = "disabled"
     plain = run_point(system, direct, "read", 1, seed=2)
     assert ahead.value > 2 * plain.value
+
+
+def test_random_reads_of_a_file_held_in_the_pagepool_name_the_thread_copying_them() -> None:
+    # A 4 KiB file fits in the 16 GiB pagepool: every read is a hit, a 4 KiB copy by the thread at
+    # client_memcpy_Bps; no device is visited, so the thread is what the rate waits on (it used to
+    # be named nothing, with no utilisation at all).
+    from sim.benchmarks.cmdline import parse_command
+
+    system = load_system(PIXSTOR)
+    workload = parse_command("iozone -i 2 -w -O -r 4k -s 4k -t 1")
+    point = run_point(system, workload, "random_read", 1, seed=2)
+    assert point.value == pytest.approx(value("client_memcpy_Bps") / 4096, rel=0.01)
+    assert point.bottleneck == f"{system.clients[0]}.thread0"
+    assert point.bottleneck_utilization == pytest.approx(1.0)
+    assert all(u <= 1.0 for u in point.utilization.values())

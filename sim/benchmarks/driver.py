@@ -292,7 +292,9 @@ def _utilization(
             busiest = max(utilization, key=lambda n: utilization[n], default="")
             if busiest and utilization[busiest] < LATENCY_BOUND_UTILIZATION:
                 bottleneck = busiest
-    return utilization, bottleneck, pools
+    # Summing a busy period's services can exceed the window by ~1e-13: report at most 1.
+    clamp = {name: min(u, 1.0) for name, u in utilization.items()}
+    return clamp, bottleneck, {name: min(u, 1.0) for name, u in pools.items()}
 
 
 def run_point(

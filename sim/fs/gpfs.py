@@ -179,10 +179,11 @@ class GpfsModel:
             share = pagepool / ctx.threads_on(client)
             hit = min(1.0, share / self.file_size)
             copy = self.unit / value("client_memcpy_Bps")
+            copier = self._copier(t, client)  # a hit is the thread's own copy out of the pagepool
             while True:
                 nsd, offset, size = next(units)
                 if stream.uniform() < hit:
-                    yield env.timeout(copy)
+                    yield copier.serve(copy)
                 else:
                     yield from request(t, client, nsd, op, offset, size, stream)
                 ctx.meter.add(t, amount)

@@ -69,5 +69,8 @@ def render_run(result: RunResult, console: Console) -> None:
             "(more requests in flight would raise it)"
         )
     if any(not p.converged for p in result.points):
-        console.print("* interval wider than the requested precision (request budget reached)")
+        console.print(
+            "* interval wider than the requested precision (the point's request budget was reached, or an "
+            "MDtest phase small enough to simulate whole varies that much between its runs)"
+        )
     console.print(f"seed {result.seed}; {len(result.points)} points in {result.wall_s:.1f} s")
