@@ -373,3 +373,15 @@ def test_output_files_are_written_all_or_none(tmp_path: Path, monkeypatch) -> No
     assert report.read_bytes() == b"text"
     assert not (tmp_path / "made").exists()
     assert sorted(p.name for p in report.parent.iterdir()) == ["r-a.png", "r.md"]  # no temporary left
+
+
+def test_cmd_workloads_are_named_around_the_files_given(tmp_path: Path) -> None:
+    """--cmd workloads are cmd1, cmd2, ...: a --workload file already named cmd1 keeps its name."""
+    text = (ROOT / "workloads" / "beegfs-hp-iozone-seq.yaml").read_text()
+    mine = tmp_path / "cmd1.yaml"
+    mine.write_text(text.replace("name: beegfs-hp-iozone-seq", "name: cmd1"))
+    result = run_cli(
+        "run", TINY, "--workload", str(mine), "--cmd", "iozone -i 0 -I -r 1m -s 1g -t 2", "--threads", "1", "--json"
+    )
+    assert result.code == 0, result.stderr
+    assert [w["name"] for w in json.loads(result.stdout)["inputs"]["workloads"]] == ["cmd1", "cmd2"]

@@ -56,7 +56,7 @@ def test_beegfs_sequential_iozone() -> None:
 def test_beegfs_random_iozone() -> None:
     w = parse_command(HP_RANDOM)
     assert w.benchmark == "iozone_random_nn"
-    assert w.ops == ["random_write", "random_read"]
+    assert w.ops == ["random_read", "random_write"]
     assert w.record_size == 4 * KiB
     assert w.threads == [1024]
     assert w.direct_io is True

@@ -27,7 +27,7 @@ def _workload(benchmark: str = "iozone_seq_nn", record: str = "1 MiB", ops: list
         title="w",
         source="test",
         benchmark=benchmark,
-        ops=ops or (["random_write", "random_read"] if random else ["write", "read"]),
+        ops=ops or (["random_read", "random_write"] if random else ["write", "read"]),
         record_size=record,
         direct_io=True,
         fsync=True,

@@ -22,7 +22,7 @@ EXPECTED = {
     "beegfs-hp-iozone-seq": ("iozone_seq_nn", ["write", "read"], MiB, True, True, 8e12, None, POWERS),
     "beegfs-hp-iozone-random": (
         "iozone_random_nn",
-        ["random_write", "random_read"],
+        ["random_read", "random_write"],
         4 * KiB,
         True,
         False,
@@ -33,7 +33,7 @@ EXPECTED = {
     "beegfs-hc-iozone-seq": ("iozone_seq_nn", ["write", "read"], MiB, True, True, 8e12, None, POWERS[:10]),
     "beegfs-hc-iozone-random": (
         "iozone_random_nn",
-        ["random_write", "random_read"],
+        ["random_read", "random_write"],
         4 * KiB,
         True,
         False,
@@ -46,7 +46,7 @@ EXPECTED = {
     "pixstor-ior-n1": ("ior_seq_n1", ["write", "read"], 16 * MiB, False, True, 8 * TiB, None, POWERS[:10]),
     "pixstor-iozone-random": (
         "iozone_random_nn",
-        ["random_write", "random_read"],
+        ["random_read", "random_write"],
         4 * KiB,
         False,
         False,
@@ -183,6 +183,12 @@ def test_is_workload_file_rejects_topologies_and_bad_yaml(tmp_path: Path) -> Non
     bad.write_text("benchmark: [iozone\n")
     assert not is_workload_file(bad)
     assert not is_workload_file(tmp_path / "missing.yaml")
+    # A workload that lost its benchmark: is still a workload, and validate says what it lacks.
+    lost = tmp_path / "lost.yaml"
+    lost.write_text(GOOD.format(name="lost").replace("benchmark: iozone_seq_nn\n", ""))
+    assert is_workload_file(lost)
+    result = run_cli("validate", str(lost))
+    assert result.code == 2 and result.stdout.strip().endswith("benchmark: missing required key 'benchmark'")
 
 
 def _line_of(text: str, fragment: str) -> int:
@@ -195,6 +201,14 @@ def _line_of(text: str, fragment: str) -> int:
         ("record_size: 1 MiB", "record_size: 1 MiB\nrecrod_size: 1 MiB", "recrod_size", "unknown key", "recrod_size"),
         ("record_size: 1 MiB", "record_size: 1048576", "record_size", "has no unit", "record_size"),
         ("fsync: true\n", "", "fsync", "missing required key 'fsync'", "name:"),
+        ("ops: [write, read]", "ops: [read, write]", "ops", "in the order the benchmark runs them: write, read", "ops"),
+        (
+            "fsync: true\n",
+            "fsync: true\ngpfs_pagepool_client: 16 GiB\n",
+            "gpfs_pagepool_client",
+            "O_DIRECT data bypasses the GPFS pagepool",
+            "gpfs_pagepool",
+        ),
         ("file_size: 1 GiB", "file_size: 1 GiB\naggregate_size: 8 TB", "aggregate_size", "exactly one", "aggregate"),
         ("threads: [1, 2]", "threads: [2, 1]", "threads", "increasing", "threads"),
         ("ops: [write, read]", "ops: [write, random_read]", "ops", "write / read only", "ops"),

@@ -412,7 +412,7 @@ def _parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         _fail("-r", f"the record size ({record} B) is larger than the file size per thread ({file_size} B)")
     random = tests == ["2"]
     ops = (
-        ["random_write", "random_read"]
+        ["random_read", "random_write"]
         if random
         else [op for code, op in (("0", "write"), ("1", "read")) if code in tests]
     )

@@ -56,6 +56,8 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
         keys = ["record_size"]
     elif message.startswith("file_size"):
         keys = ["file_size"]
+    elif message.startswith("gpfs_pagepool_client"):
+        keys = ["gpfs_pagepool_client"]
     elif "thread" in message:
         keys = ["threads"]
     elif "operation" in message or " runs " in message:

@@ -222,9 +222,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         except PfssimError as exc:
             problems += getattr(exc, "problems", None) or [Problem("--workload", None, "", str(exc))]
     commands: dict[str, int] = {}  # what a --cmd runs -> its number: the same benchmark twice is refused
+    # --cmd workloads are named cmd1, cmd2, ...: skipping names a --workload file already has.
+    taken = {w.name for w in chosen}
+    free = (name for name in (f"cmd{n}" for n in range(1, len(taken) + len(args.cmd) + 1)) if name not in taken)
     for i, command in enumerate(args.cmd):
         try:
-            workload = parse_command(command, name=f"cmd{i + 1}")
+            workload = parse_command(command, name=next(free))
             what = workload.model_dump_json(exclude={"name", "title", "command"})
             if what in commands:
                 problems.append(

@@ -237,20 +237,27 @@ TOPOLOGY_SECTIONS = frozenset({"servers", "clients", "network", "filesystem", "e
 
 
 def is_workload_document(data: Any) -> bool:
-    """A YAML mapping with a ``benchmark`` key and none of a topology's sections (a topology whose
-    ``benchmarks:`` lost its s is still a topology, and is reported as one)."""
-    return isinstance(data, dict) and "benchmark" in data and not TOPOLOGY_SECTIONS & data.keys()
+    """A YAML mapping with none of a topology's sections and a ``benchmark`` key or another key only
+    workloads have (so a workload that lost its ``benchmark:`` is still reported as a workload, and a
+    topology whose ``benchmarks:`` lost its s as a topology)."""
+    from sim.config.workload import MdtestWorkload, Workload
+
+    if not isinstance(data, dict) or TOPOLOGY_SECTIONS & data.keys():
+        return False
+    own = (set(Workload.model_fields) | set(MdtestWorkload.model_fields)) - {"name", "title", "source"}
+    return bool(own & data.keys())
 
 
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
     data, smap = load_yaml(path)
     if is_workload_document(data):
+        key = "benchmark" if "benchmark" in data else next(k for k in data if k not in ("name", "title", "source"))
         raise ConfigError(
             [
                 smap.problem(
-                    ("benchmark",),
-                    "this is a workload file (it has benchmark:), not a topology; give a topology file as "
+                    (key,),
+                    f"this is a workload file (it has {key}:), not a topology; give a topology file as "
                     "TOPOLOGY and this file to --workload",
                 )
             ]

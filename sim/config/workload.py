@@ -19,6 +19,9 @@ from sim.config.yamlio import SourceMap, format_path
 from sim.errors import Problem, WorkloadError
 
 Op = Literal["write", "read", "random_write", "random_read"]
+#: The order IOzone runs its tests in (-i 0 write, -i 1 read; -i 2 random readers, then random
+#: writers, as its throughput report lists them) and IOR its phases (-w, then -r).
+IO_OP_ORDER = ("write", "read", "random_read", "random_write")
 Benchmark = Literal["iozone_seq_nn", "iozone_random_nn", "ior_seq_n1", "ior_seq_nn"]
 
 
@@ -128,6 +131,9 @@ class Workload(_Located):
             raise ValueError(f"{self.benchmark} runs write / read only")
         if len(set(self.ops)) != len(self.ops):
             raise ValueError("an operation is listed twice")
+        if self.ops != sorted(self.ops, key=IO_OP_ORDER.index):
+            order = ", ".join(op for op in IO_OP_ORDER if op in self.ops)
+            raise ValueError(f"list the operations in the order the benchmark runs them: {order}")
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
             raise ValueError("threads must be increasing and distinct")
         if self.max_file_size is not None and self.file_size is not None:
@@ -135,6 +141,11 @@ class Workload(_Located):
         if self.max_file_size is not None and self.max_file_size < self.record_size:
             raise ValueError(
                 f"max_file_size ({self.max_file_size:.0f} B) is less than one record ({self.record_size:.0f} B)"
+            )
+        if self.gpfs_pagepool_client is not None and self.direct_io:
+            raise ValueError(
+                "gpfs_pagepool_client is set but direct_io is true: O_DIRECT data bypasses the GPFS pagepool, "
+                "so the setting would change nothing; drop it, or set direct_io: false"
             )
         if self.record_size != int(self.record_size):
             raise ValueError(f"record_size must be a whole number of bytes, got {self.record_size:g} B")
