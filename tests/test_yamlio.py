@@ -104,3 +104,11 @@ def test_oversized_files_are_refused_before_parsing(tmp_path) -> None:
     path.write_text("name: x\nvalues: [" + "1, " * (MAX_CHARACTERS // 3) + "1]\n")
     with pytest.raises(ConfigError, match="more than the 250,000"):
         load_yaml(path)
+
+
+@pytest.mark.parametrize("key", ["1", "yes", "null", "1.5"])
+def test_keys_are_names(key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text(f"name: x\nstripe:\n  {key}: 4\n", "k.yaml")
+    problem = info.value.problems[0]
+    assert (problem.line, problem.path) == (3, "stripe") and f"key {key!r} is not a name" in problem.message

@@ -181,9 +181,15 @@ def _construct_collection(
                 key = _scalar(key_node, path, smap, problems)
             except _BadScalar:
                 continue
-            if not isinstance(key, str | int):
+            if not isinstance(key, str):
+                # Every pfssim key is a name; a number, yes/no or null key is a typo, not a setting.
                 problems.append(
-                    Problem(smap.file, key_node.start_mark.line + 1, format_path(path), f"key {key!r} must be a string")
+                    Problem(
+                        smap.file,
+                        key_node.start_mark.line + 1,
+                        format_path(path),
+                        f"key {key_node.value!r} is not a name; every key is a name such as threads or record_size",
+                    )
                 )
                 continue
             if key in result:
