@@ -102,6 +102,16 @@ def test_raid1_writes_both_reads_one() -> None:
     assert sum(m.bytes["read"] for m in members) == 4096
 
 
+def test_raid1_reads_go_to_the_less_busy_copy() -> None:
+    env = simpy.Environment()
+    members = [_ssd(env, i) for i in range(2)]
+    raid = RaidDevice(env, "r1", 1, members, 256 * 1024)
+    for _ in range(2):  # issued together: the second finds the first copy busy
+        raid.io("read", 0, 4096)
+    env.run()
+    assert [m.bytes["read"] for m in members] == [4096, 4096]
+
+
 def test_hdd_random_reads_match_seek_plus_half_rotation() -> None:
     env = simpy.Environment()
     drive = HddDrive(env, "hdd", HDD, Stream(3, "hdd"))

@@ -44,6 +44,7 @@ def test_default_suite_is_pinned(path: Path) -> None:
     golden = GOLDEN / f"{path.stem}.json"
     if UPDATE_GOLDEN:
         golden.write_text(json.dumps(points, indent=2) + "\n")
+        pytest.skip(f"wrote {golden.name}: review the diff (a regenerated golden cannot check anything)")
     expected = json.loads(golden.read_text())
     assert [(p["workload"], p["op"], p["threads"], p["bottleneck"]) for p in points] == [
         (p["workload"], p["op"], p["threads"], p["bottleneck"]) for p in expected

@@ -375,3 +375,56 @@ def test_a_full_worker_pool_is_named_as_the_bottleneck() -> None:
     assert connections and min(connections) >= 0.9
     one = run_point(system, workload, "create", 1, seed=5, precision=QUICK, whole_phase=False)
     assert not one.bottleneck.endswith(".workers")  # one task never fills a pool
+
+
+def _built(path: Path, workload: MdtestWorkload, op: str, threads: int):  # noqa: ANN202 - (model, env)
+    import simpy
+
+    from sim.benchmarks.driver import _model
+    from sim.engine.meter import Meter
+    from sim.engine.rng import Streams
+    from sim.fs.common import RunContext
+    from sim.fs.platform import Platform
+
+    system = load_system(path)
+    env = simpy.Environment()
+    streams = Streams(4)
+    platform = Platform(env, system, streams)
+    return _model(RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))), env
+
+
+def test_metadata_workers_default_to_beegfs_rule(tmp_path: Path) -> None:
+    """Without workers.meta a metadata service gets tuneNumWorkers = 0's default: twice its zone's
+    cores, at least 4."""
+    import shutil
+
+    shutil.copytree(TINY.parent / "parts", tmp_path / "parts")
+    text = TINY.read_text()
+    assert "workers: {meta: 4, storage: 8}" in text
+    variant = tmp_path / "tiny.yaml"
+    variant.write_text(text.replace("workers: {meta: 4, storage: 8}", "workers: {storage: 8}"))
+    model, _ = _built(variant, _mdtest(threads=1), "create", 1)
+    system = model.ctx.system
+    for service in model.meta:
+        cores = system.zone_cores[model._zone(service)]
+        assert model.meta_workers[service.name].size == max(2 * cores, 4) > 4
+    assert _built(TINY, _mdtest(threads=1), "create", 1)[0].meta_workers[model.meta[0].name].size == 4
+
+
+def test_gpfs_metadata_replicas_go_to_different_nsds() -> None:
+    """Each inode write goes to metadata_replicas distinct metadata NSDs (different failure groups)."""
+    model, env = _built(PIXSTOR, _mdtest(threads=1), "create", 1)
+    assert model.replicas == 2 and len(model.meta_nsds) >= 2
+    written: list[str] = []
+
+    def request(t, client, nsd, op, offset, size, stream):  # noqa: ANN001, ANN202 - records the NSD
+        written.append(nsd)
+        yield env.timeout(0)
+
+    model.paths.request = request
+    stream = model.ctx.streams("test")
+    for _ in range(50):
+        written.clear()
+        model._inode_write(0, model.ctx.system.clients[0], stream)
+        env.run()
+        assert len(written) == 2 and written[0] != written[1]

@@ -292,3 +292,31 @@ def test_files_smaller_than_their_stripe_width_run_and_start_only_their_targets_
     model.prefill_caches()
     held = {vdisk for c in platform.controllers.values() for vdisk, cache in c.caches.items() if cache.held}
     assert held and held <= set(model.files[0].targets) and not held & set(system.metadata_targets)
+
+
+def test_a_part_with_few_visits_is_not_named_saturated() -> None:
+    """The capacity bottleneck is named among parts with at least MIN_BOTTLENECK_VISITS visits: a
+    part 90% busy from 3 long jobs loses to one 70% busy from 100 short ones."""
+    import simpy
+
+    from sim.benchmarks.driver import MIN_BOTTLENECK_VISITS, _utilization
+    from sim.engine.core import Station
+
+    env = simpy.Environment()
+    few, many = Station(env, "few", 1), Station(env, "many", 1)
+    for _ in range(3):
+        few.reserve(0.3)
+    for _ in range(100):
+        many.reserve(0.007)
+    env.run(until=1.0)
+
+    class Parts:  # the two stations and no pools, as a Platform shows them to _utilization
+        pools: dict = {}
+
+        @staticmethod
+        def all_stations() -> dict[str, Station]:
+            return {"few": few, "many": many}
+
+    utilization, bottleneck, _ = _utilization(Parts(), {}, {}, 1.0)  # type: ignore[arg-type]
+    assert utilization == pytest.approx({"few": 0.9, "many": 0.7})
+    assert 3 < MIN_BOTTLENECK_VISITS <= 100 and bottleneck == "many"
