@@ -84,6 +84,20 @@ def test_raid6_small_write_is_read_modify_write() -> None:
     assert sum(m.engine.visits for m in members) == 6
 
 
+def test_raid6_rotates_parity_and_counts_its_commands() -> None:
+    """Stripe s keeps P and Q on members s and s + 1 (mod 10) and its data on the next 8; a chunk's
+    read-modify-write is 6 commands (data, P, Q read, then written), a full stripe one per member."""
+    env = simpy.Environment()
+    raid, members = _raid6(env)
+    assert [raid._data_member(0, j) for j in (0, 7)] == [2, 9]
+    assert [raid._data_member(3, j) for j in (0, 7)] == [5, 2]
+    env.run(until=raid.io("write", 8 * 512 * 1024 + 4096, 4096))  # in stripe 1: data on member 3
+    assert [i for i, m in enumerate(members) if m.bytes["write"]] == [1, 2, 3]
+    assert raid.member_commands("write", 4096) == 6
+    assert raid.member_commands("write", 8 * 512 * 1024) == 10
+    assert raid.member_commands("read", 3 * 512 * 1024) == 3
+
+
 def test_raid0_splits_by_stripe_unit() -> None:
     env = simpy.Environment()
     members = [_ssd(env, i) for i in range(4)]

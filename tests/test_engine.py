@@ -124,6 +124,17 @@ def test_batch_estimate_interval() -> None:
     assert est.high - est.mean == pytest.approx(t95(3) * sd / 2)
 
 
+def test_batch_estimate_is_total_amount_over_total_time() -> None:
+    # Batches of unequal length: the rate is 40 / 3, not the mean of the batch rates (10 and 15).
+    assert batch_estimate([10.0, 30.0], [1.0, 2.0]).mean == pytest.approx(40 / 3)
+
+
+def test_t_quantiles_are_the_tables() -> None:
+    # Student's t, 97.5% quantiles (any statistics table): 1, 3, 10 and 30 degrees of freedom.
+    assert [round(t95(d), 3) for d in (1, 3, 10, 30)] == [12.706, 3.182, 2.228, 2.042]
+    assert t95(1000) == 1.96 and t95(0) == math.inf
+
+
 def test_mser_keeps_a_stationary_series_whole() -> None:
     rng = random.Random(3)
     rates = [100.0 + rng.gauss(0.0, 2.0) for _ in range(20)]

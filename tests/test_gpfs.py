@@ -72,3 +72,14 @@ def test_random_reads_of_a_file_held_in_the_pagepool_name_the_thread_copying_the
     assert point.bottleneck == f"{system.clients[0]}.thread0"
     assert point.bottleneck_utilization == pytest.approx(1.0)
     assert all(u <= 1.0 for u in point.utilization.values())
+
+
+@pytest.mark.parametrize(("threads", "hits"), [(16, 0.5), (32, 0.25)])
+def test_random_reads_hit_the_pagepool_in_proportion_to_the_streams_share(threads: int, hits: float) -> None:
+    # PixStor's random test: 16 GiB pagepools, 32 GiB files. One stream per node holds half its
+    # file in the pagepool; two share it, a quarter each. A hit is a 4 KiB copy by the thread.
+    system = load_system(PIXSTOR)
+    point = run_point(system, find_workload("pixstor-iozone-random"), "random_read", threads, seed=2)
+    copy = 4096 / value("client_memcpy_Bps")
+    copied = sum(u for name, u in point.utilization.items() if ".thread" in name) * point.simulated_s / copy
+    assert copied / point.requests == pytest.approx(hits, abs=0.03)

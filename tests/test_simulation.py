@@ -320,3 +320,15 @@ def test_a_part_with_few_visits_is_not_named_saturated() -> None:
     utilization, bottleneck, _ = _utilization(Parts(), {}, {}, 1.0)  # type: ignore[arg-type]
     assert utilization == pytest.approx({"few": 0.9, "many": 0.7})
     assert 3 < MIN_BOTTLENECK_VISITS <= 100 and bottleneck == "many"
+
+
+def test_beegfs_stripes_a_file_over_its_targets_chunk_by_chunk() -> None:
+    """Offset x is in chunk x // chunk on target (chunk mod n), at (chunk // n) x chunk + x mod chunk
+    in that target's chunk file; a call crossing a chunk boundary is cut there."""
+    from sim.fs.beegfs import BeeGFSModel
+
+    model = BeeGFSModel.__new__(BeeGFSModel)  # only the layout arithmetic, no system
+    model.chunk, model.num_targets = MIB, 4
+    assert model._pieces(5 * MIB, MIB) == [(1, MIB, MIB)]
+    assert model._pieces(1.5 * MIB, MIB) == [(1, 0.5 * MIB, 0.5 * MIB), (2, 0.0, 0.5 * MIB)]
+    assert model._pieces(3.5 * MIB, MIB) == [(3, 0.5 * MIB, 0.5 * MIB), (0, MIB, 0.5 * MIB)]
