@@ -381,6 +381,21 @@ def test_every_known_miss_is_still_a_miss(repro: Reproduction) -> None:
     )
 
 
+def test_known_point_misses_record_their_current_error(repro: Reproduction) -> None:
+    """A listed miss gives its error as `pfssim reproduce` measures it: when the model moves a
+    missed point by more than 2 points of error, the entry (and its reason) must be revisited."""
+    actual = {p.key: p.error for p in repro.points}
+    checked = 0
+    for key, miss in repro.misses.items():
+        if miss.point is None or key not in actual:
+            continue
+        assert miss.error is not None and miss.error.endswith("%"), f"{key}: give the error as +x.y%"
+        recorded = float(miss.error.rstrip("%")) / 100
+        assert actual[key] == pytest.approx(recorded, abs=0.02), f"{key}: now {actual[key]:+.1%}, listed {miss.error}"
+        checked += 1
+    assert checked >= 20
+
+
 def test_summary_numbers_are_consistent(repro: Reproduction) -> None:
     errors = [abs(p.error) for p in repro.points]
     summary = repro.summary
