@@ -83,3 +83,31 @@ def test_random_reads_hit_the_pagepool_in_proportion_to_the_streams_share(thread
     copy = 4096 / value("client_memcpy_Bps")
     copied = sum(u for name, u in point.utilization.items() if ".thread" in name) * point.simulated_s / copy
     assert copied / point.requests == pytest.approx(hits, abs=0.03)
+
+
+@pytest.mark.parametrize(("op", "window"), [("write", 2 * 18), ("read", 32 * 2**30 // 4 // 2**23)])
+def test_stream_windows(op: str, window: int) -> None:
+    # 64 threads on 16 nodes: 4 streams a node. A reader may run its share of the 32 GiB pagepool
+    # ahead (1024 blocks of 8 MiB); a writer's bound is twice its share of the 72 threads (2 x 18).
+    import simpy
+
+    from sim.benchmarks.driver import _model
+    from sim.engine.meter import Meter
+    from sim.engine.rng import Streams
+    from sim.fs.common import RunContext
+    from sim.fs.platform import Platform
+
+    system = load_system(PIXSTOR)
+    env = simpy.Environment()
+    streams = Streams(1)
+    ctx = RunContext(
+        env,
+        system,
+        Platform(env, system, streams),
+        streams,
+        find_workload("pixstor-iozone-seq"),
+        op,
+        64,
+        Meter(env, 64),
+    )
+    assert set(_model(ctx).window) == {window}
