@@ -332,3 +332,18 @@ def test_beegfs_stripes_a_file_over_its_targets_chunk_by_chunk() -> None:
     assert model._pieces(5 * MIB, MIB) == [(1, MIB, MIB)]
     assert model._pieces(1.5 * MIB, MIB) == [(1, 0.5 * MIB, 0.5 * MIB), (2, 0.0, 0.5 * MIB)]
     assert model._pieces(3.5 * MIB, MIB) == [(3, 0.5 * MIB, 0.5 * MIB), (0, MIB, 0.5 * MIB)]
+
+
+@pytest.mark.parametrize(("op", "prefilled"), [("write", True), ("random_write", True), ("read", False)])
+def test_write_points_start_with_the_caches_a_long_write_leaves(op: str, prefilled: bool, monkeypatch) -> None:
+    """A write point starts from the controller caches' steady state, not from empty ones (whose
+    filling would be measured as write speed); a read point starts with nothing dirty."""
+    from sim.fs.beegfs import BeeGFSModel
+
+    calls: list[str] = []
+    monkeypatch.setattr(BeeGFSModel, "prefill_caches", lambda self: calls.append(self.ctx.op))
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    random = op.startswith("random")
+    workload = _workload("iozone_random_nn" if random else "iozone_seq_nn", "4 KiB" if random else "1 MiB")
+    run_point(system, workload, op, 1, seed=1, precision=Precision(rel_precision=0.2, max_device_ops=2000))
+    assert calls == ([op] if prefilled else [])

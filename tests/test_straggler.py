@@ -85,6 +85,6 @@ def test_the_driver_applies_it_to_ior_and_not_to_iozone() -> None:
     shared = run_point(system, ior, "write", 512, seed=3)
     assert seq.last_task_factor is None and "last_task_factor" not in seq.to_json()
     # 512 tasks of 15.6 GB each: the spread of their finishing times costs a little under 1%.
-    assert shared.last_task_factor is not None and 0.98 < shared.last_task_factor < 1.0
+    assert shared.last_task_factor is not None and 0.985 < shared.last_task_factor < 0.997
     assert shared.to_json()["last_task_factor"] == shared.last_task_factor
     assert shared.ci_low <= shared.value <= shared.ci_high
