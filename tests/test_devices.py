@@ -278,3 +278,23 @@ def test_shipped_hdd_matches_datasheet_and_measured_queued_iops() -> None:
         assert 198 * 0.9 <= _queued_random_read_iops(part, depth) <= 214 * 1.1
     # Queue depth 1 is seek + half a turn: far below the queued figures.
     assert _queued_random_read_iops(part, 1, 1000) < 0.55 * part.rand_read_iops
+
+
+@pytest.mark.parametrize(("size", "destagers"), [(4096, 53), (8 * 512 * 1024, 32)])
+def test_me4_destages_enough_writes_to_keep_every_member_queue_full(size: int, destagers: int) -> None:
+    """hdd_ncq_depth (32) commands per member over 10 members: 320 commands in flight are 53
+    read-modify-writes of a 4 KiB write on RAID6 8+2 (6 commands each), or 32 full stripes (10)."""
+    from sim.engine.rng import Streams
+    from sim.fs.platform import Platform
+    from sim.topology.build import load_system
+    from tests.conftest import ROOT
+
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    env = simpy.Environment()
+    platform = Platform(env, system, Streams(1))
+    controller = next(c for c in platform.controllers.values() if c.caches)
+    vdisk, cache = next(iter(controller.caches.items()))
+    assert len(platform.raids[vdisk].members) == 10 and platform.raids[vdisk].parity == 2
+    offsets = iter(range(0, 10**15, 8 * 512 * 1024))
+    cache.prefill(lambda: (float(next(offsets)), float(size)))
+    assert cache.destagers == destagers
