@@ -298,3 +298,21 @@ def test_me4_destages_enough_writes_to_keep_every_member_queue_full(size: int, d
     offsets = iter(range(0, 10**15, 8 * 512 * 1024))
     cache.prefill(lambda: (float(next(offsets)), float(size)))
     assert cache.destagers == destagers
+
+
+@pytest.mark.parametrize(("where", "rate"), [("outer", 250e6), ("inner", 125e6)])
+def test_hdd_streams_at_its_zoned_rate_where_it_reads(where: str, rate: float) -> None:
+    """Back-to-back 1 MiB reads need no seek or rotation: the outer edge streams at seq_read, the
+    inner edge at inner_seq_rate (the head moves on with each transfer)."""
+    env = simpy.Environment()
+    drive = HddDrive(env, "hdd", HDD, Stream(1, "hdd"))
+    start = 0.0 if where == "outer" else HDD.capacity - 2e9
+
+    def reader():  # noqa: ANN202
+        for i in range(500):
+            yield drive.io("read", start + i * 2**20, 2**20)
+
+    env.process(reader())
+    env.run()
+    assert (HDD.seq_read, HDD.inner_seq_rate) == (250e6, 125e6)
+    assert 500 * 2**20 / env.now == pytest.approx(rate, rel=0.01)
