@@ -316,3 +316,14 @@ def test_hdd_streams_at_its_zoned_rate_where_it_reads(where: str, rate: float) -
     env.run()
     assert (HDD.seq_read, HDD.inner_seq_rate) == (250e6, 125e6)
     assert 500 * 2**20 / env.now == pytest.approx(rate, rel=0.01)
+
+
+def test_hdd_seek_curve_averages_to_the_datasheet_seek() -> None:
+    """Seek time t0 + b sqrt(d) over uniformly random start and end positions averages to avg_seek:
+    E[sqrt|X - Y|] = 8/15 for X, Y uniform on [0, 1]."""
+    import numpy as np
+
+    drive = HddDrive(simpy.Environment(), "hdd", HDD, Stream(1, "hdd"))
+    rng = np.random.default_rng(7)
+    distance = np.abs(rng.random(400_000) - rng.random(400_000))
+    assert float(np.mean(drive.t0 + drive.seek_b * np.sqrt(distance))) == pytest.approx(HDD.avg_seek, rel=0.005)
