@@ -327,3 +327,19 @@ def test_hdd_seek_curve_averages_to_the_datasheet_seek() -> None:
     rng = np.random.default_rng(7)
     distance = np.abs(rng.random(400_000) - rng.random(400_000))
     assert float(np.mean(drive.t0 + drive.seek_b * np.sqrt(distance))) == pytest.approx(HDD.avg_seek, rel=0.005)
+
+
+def test_me4_read_ahead_and_dirty_data_each_get_half_the_cache_shared_by_its_vdisks() -> None:
+    """An ME4 controller keeps half its cache for the partner's mirrored writes; the other half is
+    shared by the virtual disks it owns, for their dirty writes and, separately, their read-ahead."""
+    from sim.engine.rng import Streams
+    from sim.fs.platform import Platform
+    from sim.topology.build import load_system
+    from tests.conftest import ROOT
+
+    system = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    platform = Platform(simpy.Environment(), system, Streams(1))
+    controller = next(c for c in platform.controllers.values() if len(c.caches) >= 2)
+    share = controller.cache_bytes / 2 / len(controller.caches)
+    assert controller.cache_bytes > 0 and controller.dirty_bytes_per_vdisk() == share
+    assert controller.readers and all(r.budget == share for r in controller.readers.values())
