@@ -22,6 +22,23 @@ TOPOLOGIES = sorted((ROOT / "topologies").glob("*.yaml"))
 UPDATE_GOLDEN = os.environ.get("PFSSIM_UPDATE_GOLDEN") == "1"
 
 
+def build_model(system, workload, op: str, threads: int, seed: int = 1):  # noqa: ANN001, ANN201 - a model
+    """The file-system model of one point, built as ``run_point`` builds it, before anything runs
+    (its ``ctx`` holds the environment, platform and system)."""
+    import simpy
+
+    from sim.benchmarks.driver import _model
+    from sim.engine.meter import Meter
+    from sim.engine.rng import Streams
+    from sim.fs.common import RunContext
+    from sim.fs.platform import Platform
+
+    env = simpy.Environment()
+    streams = Streams(seed)
+    platform = Platform(env, system, streams)
+    return _model(RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads)))
+
+
 class CliResult:
     """Exit code and captured output of one ``pfssim`` invocation."""
 

@@ -8,7 +8,7 @@ from sim.benchmarks.driver import run_point
 from sim.benchmarks.workloads import find_workload
 from sim.params import value
 from sim.topology.build import load_system
-from tests.conftest import ROOT
+from tests.conftest import ROOT, build_model
 
 PIXSTOR = ROOT / "topologies" / "pixstor-large.yaml"
 
@@ -89,25 +89,5 @@ def test_random_reads_hit_the_pagepool_in_proportion_to_the_streams_share(thread
 def test_stream_windows(op: str, window: int) -> None:
     # 64 threads on 16 nodes: 4 streams a node. A reader may run its share of the 32 GiB pagepool
     # ahead (1024 blocks of 8 MiB); a writer's bound is twice its share of the 72 threads (2 x 18).
-    import simpy
-
-    from sim.benchmarks.driver import _model
-    from sim.engine.meter import Meter
-    from sim.engine.rng import Streams
-    from sim.fs.common import RunContext
-    from sim.fs.platform import Platform
-
-    system = load_system(PIXSTOR)
-    env = simpy.Environment()
-    streams = Streams(1)
-    ctx = RunContext(
-        env,
-        system,
-        Platform(env, system, streams),
-        streams,
-        find_workload("pixstor-iozone-seq"),
-        op,
-        64,
-        Meter(env, 64),
-    )
-    assert set(_model(ctx).window) == {window}
+    model = build_model(load_system(PIXSTOR), find_workload("pixstor-iozone-seq"), op, 64)
+    assert set(model.window) == {window}

@@ -15,7 +15,7 @@ from sim.cli.main import main
 from sim.config.workload import MdtestWorkload
 from sim.params import value
 from sim.topology.build import load_system
-from tests.conftest import ROOT
+from tests.conftest import ROOT, build_model
 
 TINY = Path(__file__).parent / "data" / "tiny.yaml"
 PIXSTOR = ROOT / "topologies" / "pixstor-large.yaml"
@@ -241,19 +241,7 @@ def test_whole_phase_uses_the_slowest_task() -> None:
 
 
 def _metadata_model(system_path: Path, workload: MdtestWorkload, op: str = "create"):  # noqa: ANN202
-    import simpy
-
-    from sim.benchmarks.driver import _model
-    from sim.engine.meter import Meter
-    from sim.engine.rng import Streams
-    from sim.fs.common import RunContext
-    from sim.fs.platform import Platform
-
-    system = load_system(system_path)
-    env = simpy.Environment()
-    streams = Streams(1)
-    ctx = RunContext(env, system, Platform(env, system, streams), streams, workload, op, 1, Meter(env, 1))
-    return _model(ctx)
+    return build_model(load_system(system_path), workload, op, 1)
 
 
 def test_beegfs_file_data_goes_chunk_by_chunk_over_the_stripe_targets() -> None:
@@ -378,19 +366,8 @@ def test_a_full_worker_pool_is_named_as_the_bottleneck() -> None:
 
 
 def _built(path: Path, workload: MdtestWorkload, op: str, threads: int):  # noqa: ANN202 - (model, env)
-    import simpy
-
-    from sim.benchmarks.driver import _model
-    from sim.engine.meter import Meter
-    from sim.engine.rng import Streams
-    from sim.fs.common import RunContext
-    from sim.fs.platform import Platform
-
-    system = load_system(path)
-    env = simpy.Environment()
-    streams = Streams(4)
-    platform = Platform(env, system, streams)
-    return _model(RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))), env
+    model = build_model(load_system(path), workload, op, threads, seed=4)
+    return model, model.ctx.env
 
 
 def test_metadata_workers_default_to_beegfs_rule(tmp_path: Path) -> None:

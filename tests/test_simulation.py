@@ -13,7 +13,7 @@ from sim.config.workload import Workload
 from sim.params import value
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
-from tests.conftest import ROOT
+from tests.conftest import ROOT, build_model
 
 TINY = Path(__file__).parent / "data" / "tiny.yaml"
 EDR = ROOT / "topologies" / "beegfs-edr-2019.yaml"
@@ -168,21 +168,11 @@ def test_faster_part_is_never_slower(tmp_path: Path, override: str, op: str, thr
 
 def _hc_model(workload: str, op: str, threads: int, seed: int):  # noqa: ANN202 - a BeeGFSModel and its platform
     """The beegfs-high-capacity model of one point, built but not run."""
-    import simpy
-
-    from sim.benchmarks.driver import _model
     from sim.benchmarks.workloads import find_workload
-    from sim.engine.meter import Meter
-    from sim.engine.rng import Streams
-    from sim.fs.common import RunContext
-    from sim.fs.platform import Platform
 
     system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
-    env = simpy.Environment()
-    streams = Streams(seed)
-    platform = Platform(env, system, streams)
-    ctx = RunContext(env, system, platform, streams, find_workload(workload), op, threads, Meter(env, threads))
-    return _model(ctx), platform
+    model = build_model(system, find_workload(workload), op, threads, seed)
+    return model, model.ctx.platform
 
 
 def _prefilled_spans(op: str, threads: int) -> list[tuple[float, float]]:
@@ -273,24 +263,13 @@ def test_files_smaller_than_their_stripe_width_run_and_start_only_their_targets_
     """A 16 MiB file striped over 32 targets in 1 MiB chunks reaches 16 of them: the cache prefill
     must not loop looking for pieces of the others (it did, forever), nor fill the caches of
     targets no file reaches or of the metadata array."""
-    import simpy
-
-    from sim.benchmarks.driver import _model
-    from sim.engine.meter import Meter
-    from sim.engine.rng import Streams
-    from sim.fs.common import RunContext
-    from sim.fs.platform import Platform
-
     system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
     workload = _writes("ior_seq_nn", "8 MiB", "16 MiB", stripe={"num_targets": 32, "chunk_size": "1 MiB"})
     point = run_point(system, workload, "write", 1, seed=2, precision=Precision(rel_precision=0.1))
     assert point.value > 0
-    env = simpy.Environment()
-    streams = Streams(2)
-    platform = Platform(env, system, streams)
-    model = _model(RunContext(env, system, platform, streams, workload, "write", 1, Meter(env, 1)))
+    model = build_model(system, workload, "write", 1, seed=2)
     model.prefill_caches()
-    held = {vdisk for c in platform.controllers.values() for vdisk, cache in c.caches.items() if cache.held}
+    held = {vdisk for c in model.ctx.platform.controllers.values() for vdisk, cache in c.caches.items() if cache.held}
     assert held and held <= set(model.files[0].targets) and not held & set(system.metadata_targets)
 
 
