@@ -101,6 +101,67 @@ def test_pool_hands_slots_over_in_order() -> None:
     assert not pool.try_acquire()
 
 
+def test_release_at_hands_the_slot_to_a_waiter_at_that_time() -> None:
+    env = simpy.Environment()
+    pool = Pool(env, "workers", 1)
+    assert pool.acquire() is None
+    pool.release_at(2.0)  # no event of its own while nobody waits
+    got: list[float] = []
+
+    def waiter():  # noqa: ANN202
+        yield env.timeout(0.5)
+        wait = pool.acquire()
+        assert wait is not None  # the slot is still held until t = 2
+        yield wait
+        got.append(env.now)
+        pool.release_at(env.now + 1.0)
+
+    env.process(waiter())
+    env.run()
+    assert got == [2.0]
+    assert env.now == 2.0  # the last release needed no timer: nobody was waiting
+    assert pool.done_work() == pytest.approx(2.0)  # held over [0, 2] so far, and still held
+    env.run(until=5.0)
+    assert pool.done_work() == pytest.approx(3.0)  # held over [0, 2] and [2, 3]
+    assert pool.used == 0 and pool.visits == 2
+
+
+@given(
+    size=st.integers(1, 3),
+    jobs=st.lists(st.tuples(st.floats(0.0, 2.0), st.floats(0.01, 1.0)), min_size=1, max_size=12),
+)
+def test_release_at_is_release_after_a_timeout(size: int, jobs: list[tuple[float, float]]) -> None:
+    """Announcing a release (``release_at``) gives the same grants and occupancy as releasing it
+    from a process that sleeps until then."""
+
+    def run(lazy: bool) -> tuple[list[float], float]:
+        env = simpy.Environment()
+        pool = Pool(env, "p", size)
+        granted = [0.0] * len(jobs)
+
+        def job(i: int, arrive: float, hold: float):  # noqa: ANN202
+            yield env.timeout(arrive)
+            wait = pool.acquire()
+            if wait is not None:
+                yield wait
+            granted[i] = env.now
+            if lazy:
+                pool.release_at(env.now + hold)
+            else:
+                yield env.timeout(hold)
+                pool.release()
+
+        for i, (arrive, hold) in enumerate(jobs):
+            env.process(job(i, arrive, hold))
+        env.run(until=100.0)
+        return granted, pool.done_work()
+
+    eager, lazy = run(False), run(True)
+    assert lazy[0] == pytest.approx(eager[0])
+    assert lazy[1] == pytest.approx(eager[1])
+    assert eager[1] == pytest.approx(sum(hold for _, hold in jobs))
+
+
 def test_join_waits_for_all() -> None:
     env = simpy.Environment()
     done = join(env, [env.timeout(1.0), env.timeout(3.0), env.timeout(2.0)])

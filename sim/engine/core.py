@@ -9,6 +9,7 @@ is accumulated per station so that utilisation over a window is ``work / (window
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 from collections.abc import Callable, Sequence
 
@@ -81,9 +82,14 @@ class Pool:
 
     It keeps its occupancy (slot-seconds held, ``done_work``) and the slots taken (``visits``) the
     way a :class:`Station` keeps busy time, so that a full pool of workers or connections can be
-    named when it, rather than a device, holds the rate."""
+    named when it, rather than a device, holds the rate.
 
-    __slots__ = ("env", "name", "size", "used", "queue", "visits", "_area", "_since")
+    ``release_at(t)`` gives a slot back at a known later time without an event of its own: the
+    release is applied when the pool is next looked at (at or after ``t``, as if it had happened
+    at ``t``), and a timer is set only while someone waits for a slot. A holder whose end is
+    computed at arrival (a :class:`Station` booking) thus costs the pool nothing in events."""
+
+    __slots__ = ("env", "name", "size", "used", "queue", "visits", "_area", "_since", "_due", "_timer_at")
 
     def __init__(self, env: simpy.Environment, name: str, size: int) -> None:
         self.env = env
@@ -94,6 +100,8 @@ class Pool:
         self.visits = 0
         self._area = 0.0  # slot-seconds held up to _since
         self._since = 0.0
+        self._due: list[float] = []  # heap of the times of releases announced by release_at
+        self._timer_at = math.inf  # when the armed timer (if any) fires
 
     @property
     def servers(self) -> int:
@@ -102,39 +110,81 @@ class Pool:
 
     def done_work(self) -> float:
         """Slot-seconds held so far."""
+        if self._due:
+            self._settle()
         return self._area + self.used * (self.env.now - self._since)
 
-    def _count(self, change: int) -> None:
-        now = self.env.now
-        self._area += self.used * (now - self._since)
-        self._since = now
+    def _count(self, change: int, at: float) -> None:
+        self._area += self.used * (at - self._since)
+        self._since = at
         self.used += change
+
+    def _settle(self, until: float | None = None) -> None:
+        """Apply, in time order, the announced releases due by now (or by ``until``)."""
+        due = self._due
+        horizon = self.env.now if until is None else until
+        while due and due[0] <= horizon:
+            at = heapq.heappop(due)
+            if self.queue:  # the slot goes straight to the first waiter, as in release()
+                self.visits += 1
+                self.queue.popleft().succeed()
+            else:
+                self._count(-1, at)
+
+    def _arm(self) -> None:
+        """Make sure a timer fires at the next announced release while someone waits."""
+        if self.queue and self._due and self._due[0] < self._timer_at:
+            at = self._timer_at = self._due[0]
+            timer = self.env.timeout(max(at - self.env.now, 0.0))
+            timer.callbacks.append(lambda _event: self._ring(at))
+
+    def _ring(self, at: float) -> None:
+        # now + (at - now) may miss ``at`` by a rounding step: settle up to ``at`` itself.
+        if self._timer_at == at:
+            self._timer_at = math.inf
+        self._settle(max(at, self.env.now))
+        self._arm()
 
     def acquire(self) -> Event | None:
         """Take a slot now (None) or get an event that fires when one is handed over."""
+        if self._due:
+            self._settle()
         if self.used < self.size:
-            self._count(1)
+            self._count(1, self.env.now)
             self.visits += 1
             return None
         waiting = Event(self.env)
         self.queue.append(waiting)
+        self._arm()
         return waiting
 
     def try_acquire(self) -> bool:
         """Take a slot if one is free, without queueing."""
+        if self._due:
+            self._settle()
         if self.used < self.size and not self.queue:
-            self._count(1)
+            self._count(1, self.env.now)
             self.visits += 1
             return True
         return False
 
     def release(self) -> None:
         """Give the slot back, handing it straight to the first waiter."""
+        if self._due:
+            self._settle()
         if self.queue:
             self.visits += 1  # the slot stays held, by the next holder
             self.queue.popleft().succeed()
         else:
-            self._count(-1)
+            self._count(-1, self.env.now)
+
+    def release_at(self, when: float) -> None:
+        """Give the slot back at ``when`` (now or later), as ``release()`` would then."""
+        if when <= self.env.now:
+            self.release()
+            return
+        heapq.heappush(self._due, when)
+        self._arm()
 
 
 def join(env: simpy.Environment, events: Sequence[Event]) -> Event:

@@ -135,8 +135,9 @@ class BeeGFSMetadataModel(MetadataModelBase):
         start = stream.integer(n)
         return [self.targets[(start + i) % n] for i in range(self.num_targets)]
 
-    def _mdt_write(self, service: Service, stream: Stream) -> Event:
-        """One block written to the service's metadata target, through the server's PCIe path."""
+    def _mdt_write(self, service: Service, stream: Stream) -> float | Event:
+        """One block written to the service's metadata target, through the server's PCIe path: its
+        finish time when the target's model computes it at arrival, else an event."""
         ctx = self.ctx
         platform = ctx.platform
         mdt = service.targets[0]
@@ -150,7 +151,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         hops_end = platform.finish_on(hops, self.update_bytes, ctx.env.now)
         device_end = platform.target_finish(mdt, "write", offset, self.update_bytes)
         if device_end is not None:
-            return ctx.env.timeout(max(hops_end, device_end) - ctx.env.now)
+            return max(hops_end, device_end)
         return join(
             ctx.env,
             [
@@ -159,18 +160,15 @@ class BeeGFSMetadataModel(MetadataModelBase):
             ],
         )
 
-    def _chunk_message(self, target: str, stream: Stream) -> Generator[Event, object, None]:
-        """A metadata-to-storage message (unlink or close of a chunk file): CPU only on the storage side."""
-        ctx = self.ctx
-        yield ctx.env.timeout(ctx.platform.latency)
+    def _chunk_served(self, target: str, stream: Stream) -> Generator[Event, object, None]:
+        """A chunk message that found its target's workers all busy: queue for one, then its CPU."""
         pool = self.storage_workers[target]
         wait = pool.acquire()
         if wait is not None:
             yield wait
         service = self.storage_service[target]
-        yield ctx.platform.cpu(self._zone(service)).serve(stream.exponential(self.storage_cpu))
+        yield self.ctx.platform.cpu(self._zone(service)).serve(stream.exponential(self.storage_cpu))
         pool.release()
-        yield ctx.env.timeout(ctx.platform.latency)
 
     def _inode_message(self, owner: Service, stream: Stream) -> Generator[Event, object, None]:
         """A metadata-to-metadata message (MkLocalDirMsg, RmLocalDirMsg): the directory inode's owner
@@ -184,18 +182,49 @@ class BeeGFSMetadataModel(MetadataModelBase):
             if wait is not None:
                 yield wait
         yield ctx.platform.cpu(self._zone(owner)).serve(stream.exponential(self.meta_cpu))
-        yield self._mdt_write(owner, stream)
+        written = self._mdt_write(owner, stream)
+        yield written if isinstance(written, Event) else ctx.env.timeout(written - ctx.env.now)
         pool.release()
         yield ctx.env.timeout(ctx.platform.latency)
 
-    def _messages(self, targets: list[str], stream: Stream) -> Generator[Event, object, None]:
-        if len(targets) == 1:
-            yield from self._chunk_message(targets[0], stream)
-        else:
-            yield join(self.ctx.env, [self.ctx.env.process(self._chunk_message(t, stream)) for t in targets])
+    def _messages(
+        self, targets: list[str], stream: Stream, depart: float | None = None
+    ) -> Generator[Event, object, None]:
+        """Metadata-to-storage messages (unlink or close of a chunk file), sent to ``targets`` at
+        once (now, or at ``depart``): each takes a storage worker of its target and its zone's CPU
+        (nothing on the drive), and the sender waits for every reply.
 
-    def _after_reply(self, pool: Pool, targets: list[str], stream: Stream) -> Generator[Event, object, None]:
-        yield from self._messages(targets, stream)
+        The messages leave and arrive together, so one process serves them all: a message whose
+        target has an idle worker is booked on the CPU station at arrival (its finish is known
+        then) and its worker released at that finish (``Pool.release_at``), without a process of
+        its own; only a message that must queue for a worker gets one (``_chunk_served``). Same
+        FCFS order and RNG draws as one process per message, at a fifth of the events."""
+        ctx = self.ctx
+        env = ctx.env
+        platform = ctx.platform
+        yield env.timeout((depart if depart is not None else env.now) + platform.latency - env.now)
+        now = env.now
+        last = now
+        queued: list[Event] = []
+        for target in targets:
+            pool = self.storage_workers[target]
+            if not pool.try_acquire():
+                queued.append(env.process(self._chunk_served(target, stream)))
+                continue
+            cpu = platform.cpu(self._zone(self.storage_service[target]))
+            end = cpu.reserve(stream.exponential(self.storage_cpu))
+            pool.release_at(end)
+            if end > last:
+                last = end
+        if queued:
+            yield join(env, [env.timeout(last - now), *queued])
+            last = env.now
+        yield env.timeout(last + platform.latency - env.now)
+
+    def _after_reply(
+        self, pool: Pool, targets: list[str], stream: Stream, depart: float
+    ) -> Generator[Event, object, None]:
+        yield from self._messages(targets, stream, depart)
         pool.release()
 
     def _request(
@@ -210,7 +239,11 @@ class BeeGFSMetadataModel(MetadataModelBase):
         remote: Service | None = None,
     ) -> Generator[Event, object, None]:
         """One client request to a metadata service, with its MDT write, its message to the metadata
-        service that owns a directory's inode (``remote``: mkdir, rmdir) and chunk-file messages."""
+        service that owns a directory's inode (``remote``: mkdir, rmdir) and chunk-file messages.
+
+        Where the worker's last step has a finish time known at its start (a CPU or MDT booking),
+        the worker is released at that time (``Pool.release_at``) and the reply's latency is added
+        to the same wait: one event instead of two."""
         ctx = self.ctx
         env = ctx.env
         platform = ctx.platform
@@ -223,18 +256,29 @@ class BeeGFSMetadataModel(MetadataModelBase):
         wait = pool.acquire()
         if wait is not None:
             yield wait
-        yield platform.cpu(self._zone(service)).serve(stream.exponential(self.meta_cpu))
+        end = platform.cpu(self._zone(service)).reserve(stream.exponential(self.meta_cpu))
         if update:
-            yield self._mdt_write(service, stream)
+            yield env.timeout(end - env.now)
+            written = self._mdt_write(service, stream)
+            if isinstance(written, Event):
+                yield written
+                end = env.now
+            else:
+                end = written
         if remote is not None:
+            yield env.timeout(end - env.now)
             yield from self._inode_message(remote, stream)
-        if chunks and early_reply:
-            env.process(self._after_reply(pool, chunks, stream))
-        else:
-            if chunks:
-                yield from self._messages(chunks, stream)
+            end = env.now
+        if chunks and early_reply:  # unlink: the reply leaves with the chunk messages
+            env.process(self._after_reply(pool, chunks, stream, end))
+        elif chunks:  # close of a file with data: the reply waits for the chunk messages
+            yield env.timeout(end - env.now)
+            yield from self._messages(chunks, stream)
             pool.release()
-        yield env.timeout(platform.latency)
+            end = env.now
+        else:
+            pool.release_at(end)
+        yield env.timeout(end + platform.latency - env.now)
         conn.release()
 
     def _data(self, t: int, client: str, target: str, op: str, size: float, stream: Stream) -> Generator:
