@@ -10,7 +10,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.engine.core import Pool, Station, join
+from sim.engine.core import Pool, Station, TandemStation, join, succeed_in
 from sim.engine.rng import Stream, Streams
 from sim.engine.stats import batch_estimate, mser_cut, t95
 
@@ -160,6 +160,61 @@ def test_release_at_is_release_after_a_timeout(size: int, jobs: list[tuple[float
     assert lazy[0] == pytest.approx(eager[0])
     assert lazy[1] == pytest.approx(eager[1])
     assert eager[1] == pytest.approx(sum(hold for _, hold in jobs))
+
+
+@given(
+    jobs=st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 0.3), st.floats(0.0, 0.3)), min_size=1, max_size=15),
+    probes=st.lists(st.floats(0.0, 6.0), min_size=1, max_size=4),
+)
+def test_tandem_station_booked_ahead_is_the_two_stage_queue(
+    jobs: list[tuple[float, float, float]], probes: list[float]
+) -> None:
+    """A second FCFS stage booked when the job enters the first (``reserve_from``) gives the
+    finish times and busy time of booking it when the job reaches it."""
+
+    def run(ahead: bool) -> tuple[list[float], list[float]]:
+        env = simpy.Environment()
+        first = Station(env, "first", 1)
+        second = TandemStation(env, "second") if ahead else Station(env, "second", 1)
+        ends = [0.0] * len(jobs)
+        seen: list[float] = []
+
+        def job(i: int, arrive: float, s1: float, s2: float):  # noqa: ANN202
+            yield env.timeout(arrive)
+            if ahead:
+                assert isinstance(second, TandemStation)
+                end = second.reserve_from(first.reserve(s1), s2)
+                yield env.timeout(end - env.now)
+            else:
+                yield first.serve(s1)
+                yield second.serve(s2)
+            ends[i] = env.now
+
+        def probe(at: float):  # noqa: ANN202
+            yield env.timeout(at)
+            seen.append(second.done_work())
+
+        for i, (arrive, s1, s2) in enumerate(jobs):
+            env.process(job(i, arrive, s1, s2))
+        for at in probes:
+            env.process(probe(at))
+        env.run()
+        return ends, seen
+
+    (two_stage, busy), (booked, booked_busy) = run(False), run(True)
+    assert booked == pytest.approx(two_stage)
+    assert booked_busy == pytest.approx(busy, abs=1e-9)
+
+
+def test_succeed_in_fires_the_event_once_and_runs_first_before_waiters() -> None:
+    env = simpy.Environment()
+    done = env.event()
+    order: list[tuple[str, float]] = []
+    done.callbacks.append(lambda _e: order.append(("waiter", env.now)))
+    succeed_in(env, done, 2.5, lambda _e: order.append(("first", env.now)))
+    env.run()
+    assert order == [("first", 2.5), ("waiter", 2.5)]
+    assert done.processed and done.ok and done.value is None
 
 
 def test_join_waits_for_all() -> None:

@@ -24,13 +24,12 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from collections import deque
-from functools import partial
 
 import simpy
 from simpy.events import Event
 
 from sim.config.parts import Drive
-from sim.engine.core import Station, on_done
+from sim.engine.core import Station, succeed_in
 from sim.engine.rng import Stream
 from sim.params import value
 
@@ -185,10 +184,10 @@ class HddDrive:
         engine.work += service
         engine.visits += 1
         engine._free1 = now + service  # lets the station account work done by now
-        on_done(self.env.timeout(service), partial(self._complete, done))
+        # The command's own event fires at its end and starts the next command first.
+        succeed_in(self.env, done, service, self._next)
 
-    def _complete(self, done: Event) -> None:
-        done.succeed()
+    def _next(self, _event: Event) -> None:
         self._start_next()
 
     @property

@@ -31,7 +31,7 @@ import simpy
 from simpy.events import Event
 
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Station, chain, join, on_done
+from sim.engine.core import Station, TandemStation, chain, join, on_done
 from sim.params import value
 
 
@@ -119,17 +119,27 @@ class WriteBackCache:
         span = self.extent[entry]
         if offset < span[0]:
             # The entry's start moves: keep the address order right.
-            self.order.remove((span[0], entry))
+            self._unlist(self.order, span[0], entry)
             insort(self.order, (offset, entry))
             span[0] = offset
         span[1] = max(span[1], offset + size)
         self.merged += 1
         if self.coalesce and self._whole(span[0], span[1] - span[0]):
             # The stripe is whole: it takes no more writes and is first in line for a destage.
-            self.order.remove((span[0], entry))
+            self._unlist(self.order, span[0], entry)
             insort(self.full, (span[0], entry))
             del self.open[stripe]
         return True
+
+    @staticmethod
+    def _unlist(order: list[tuple[float, int]], start: float, entry: int) -> None:
+        """Take (start, entry) out of an address-sorted list, found by bisection (by a scan while
+        ``prefill`` appends unsorted)."""
+        index = bisect_left(order, (start, entry))
+        if index < len(order) and order[index] == (start, entry):
+            del order[index]
+        else:
+            order.remove((start, entry))
 
     def _append(self, offset: float, size: float, ordered: bool = True) -> None:
         self._ids += 1
@@ -148,6 +158,11 @@ class WriteBackCache:
     def write(self, offset: float, size: float) -> Event:
         """Admit a host write (now if it merges or there is room, else when a destage completes)."""
         done = Event(self.env)
+        self.admit(offset, size, done)
+        return done
+
+    def admit(self, offset: float, size: float, done: Event) -> None:
+        """``write``, triggering the caller's ``done`` when the write is in the cache."""
         if self._merge(offset, size):
             done.succeed()
         elif self.held + self.active < self.entries:
@@ -156,7 +171,6 @@ class WriteBackCache:
             self._kick()
         else:
             self.waiting.append((done, offset, size))
-        return done
 
     def _kick(self) -> None:
         # Destage only the part of the cache above half full: the rest stays dirty (a controller
@@ -312,7 +326,8 @@ class Me4Controller:
         self.readers: dict[str, ReadAhead] = {}
         self.commands = Station(env, f"{name}.commands", 1)
         self.read_path = Station(env, f"{name}.read", 1)
-        self.write_path = Station(env, f"{name}.write", 1)
+        # Writes reach the write path only through the command engine (FCFS): a tandem pair.
+        self.write_path = TandemStation(env, f"{name}.write")
         self.read_Bps = read_Bps
         self.write_Bps = write_Bps
         self.op_time = {"read": 1.0 / read_iops, "write": 1.0 / write_iops}
@@ -340,10 +355,16 @@ class Me4Controller:
     def io(self, vdisk: str, op: str, offset: float, size: float) -> Event:
         """A host command for one of this controller's virtual disks."""
         cache = self.caches[vdisk]
-        command = self.commands.serve(self.op_time[op])
         if op == "write":
-            transfer = chain(self.env, command, lambda: self.write_path.serve(size / self.write_Bps))
-            return chain(self.env, transfer, lambda: cache.write(offset, size))
+            # Command, then the data into the cache: both finish times are known now (tandem FCFS
+            # stations), so one timer takes the write to the cache's admission.
+            commanded = self.commands.reserve(self.op_time[op])
+            transferred = self.write_path.reserve_from(commanded, size / self.write_Bps)
+            done = Event(self.env)
+            timer = self.env.timeout(transferred - self.env.now)
+            timer.callbacks.append(lambda _event: cache.admit(offset, size, done))
+            return done
+        command = self.commands.serve(self.op_time[op])
         reader = self.readers.get(vdisk)
         if reader is not None:
             media = chain(self.env, command, lambda: reader.read(offset, size))

@@ -1,7 +1,9 @@
 """Queueing stations on SimPy with as few events per visit as possible.
 
 A :class:`Station` is an FCFS queue with ``servers`` identical servers whose finish times are
-computed at arrival. A :class:`Pool` is a counting semaphore (worker threads, connections).
+computed at arrival; a :class:`TandemStation` is one booked before the job arrives, from the FCFS
+station that feeds it. A :class:`Pool` is a counting semaphore (worker threads, connections) that
+can also take back a slot at a known later time without an event (``release_at``).
 :func:`join` waits for several events with a counter instead of SimPy's condition events. Busy time
 is accumulated per station so that utilisation over a window is ``work / (window x servers)``.
 """
@@ -14,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 import simpy
-from simpy.events import Event
+from simpy.events import NORMAL, Event
 
 
 class Station:
@@ -75,6 +77,43 @@ class Station:
     def backlog(self) -> float:
         """Seconds of booked work not yet done on the earliest server."""
         return self.free_at - self.env.now
+
+
+class TandemStation(Station):
+    """A single-server FCFS station fed only by another FCFS station, booked when a job enters the
+    feeder (``reserve_from``), before it arrives here.
+
+    The feeder finishes its jobs in the order they entered it, so they arrive here in booking
+    order and Lindley's recursion holds with a future arrival: the finish computed at booking is
+    exact, and a job crosses both stations on one event. The bookings not yet finished are kept
+    so that ``done_work`` leaves out the idle time before a future arrival."""
+
+    __slots__ = ("_ahead",)
+
+    def __init__(self, env: simpy.Environment, name: str) -> None:
+        super().__init__(env, name, 1)
+        self._ahead: deque[tuple[float, float]] = deque()  # (start, finish) of bookings not done
+
+    def reserve_from(self, arrival: float, duration: float) -> float:
+        """Book ``duration`` seconds for a job arriving at ``arrival`` (now or later, and no earlier
+        than the jobs booked before it); return when it will end."""
+        now = self.env.now
+        self.visits += 1
+        self.work += duration
+        start = self._free1 if self._free1 > arrival else arrival
+        self._free1 = start + duration
+        ahead = self._ahead
+        while ahead and ahead[0][1] <= now:
+            ahead.popleft()
+        ahead.append((start, self._free1))
+        return self._free1
+
+    def reserve(self, duration: float) -> float:
+        return self.reserve_from(self.env.now, duration)
+
+    def done_work(self) -> float:
+        now = self.env.now
+        return self.work - sum(end - (start if start > now else now) for start, end in self._ahead if end > now)
 
 
 class Pool:
@@ -205,6 +244,19 @@ def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
         else:
             event.callbacks.append(arrived)
     return done
+
+
+def succeed_in(env: simpy.Environment, event: Event, delay: float, first: Callable[[Event], None]) -> None:
+    """Trigger the untriggered ``event`` ``delay`` seconds from now, with ``first`` run before the
+    callbacks its waiters added.
+
+    What ``Timeout`` does to itself, done to an event handed out earlier: one scheduled event where
+    a timeout whose callback succeeds ``event`` would cost two. (SimPy's own ``Timeout.__init__``
+    sets the same two fields.)"""
+    event._ok = True
+    event._value = None
+    event.callbacks.insert(0, first)
+    env.schedule(event, NORMAL, delay)
 
 
 def on_done(event: Event, action: Callable[[], object]) -> None:

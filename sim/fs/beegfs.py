@@ -179,6 +179,7 @@ class BeeGFSModel:
             return
 
         records = max(int(self.file_size // self.record), 1)
+        layout: dict[float, list[tuple[int, float, float]]] = {}  # a record's pieces, shared by all targets
 
         def recency(target: str):  # noqa: ANN202 - the target's recent pieces, newest first
             users = [t for t in range(self.ctx.threads) if target in self.files[t].targets]
@@ -191,8 +192,11 @@ class BeeGFSModel:
                     for t in users:
                         f = self.files[t]
                         region = t * self.file_size if self.shared else 0.0
-                        offset = (self.starts[t] - back * self.record) % self.file_size
-                        for index, chunk_offset, length in self._pieces(region + offset, self.record):
+                        start = region + (self.starts[t] - back * self.record) % self.file_size
+                        split = layout.get(start)
+                        if split is None:
+                            split = layout[start] = self._pieces(start, self.record)
+                        for index, chunk_offset, length in split:
                             if f.targets[index % len(f.targets)] == target:
                                 found = True
                                 yield f.bases[index % len(f.bases)] + chunk_offset, length
