@@ -343,3 +343,22 @@ def test_me4_read_ahead_and_dirty_data_each_get_half_the_cache_shared_by_its_vdi
     share = controller.cache_bytes / 2 / len(controller.caches)
     assert controller.cache_bytes > 0 and controller.dirty_bytes_per_vdisk() == share
     assert controller.readers and all(r.budget == share for r in controller.readers.values())
+
+
+@pytest.mark.parametrize("hops_late", [False, True])
+def test_me4_write_is_done_at_the_later_of_its_admission_and_the_hosts_transfer(hops_late: bool) -> None:
+    """An ME4 write takes the command engine, then the write path, then a place in the cache; with
+    ``not_before`` (the server's own PCIe/SAS hops) it completes at the later of that and the
+    admission, as a join of the two would."""
+    from sim.devices.me4 import Me4Controller
+
+    env = simpy.Environment()
+    drives = [HddDrive(env, f"hdd{i}", HDD, Stream(1, f"hdd{i}")) for i in range(10)]
+    controller = Me4Controller(env, "ctl", 5e9, 4e9, 1e5, 5e4, cache_bytes=8 * 2**30)
+    controller.attach("vd", RaidDevice(env, "vd", 6, drives, 128 * 1024))
+    admitted = 1 / 5e4 + 2**20 / 4e9  # one command at the write IOPS, 1 MiB at the write rate
+    hops_end = admitted * (3.0 if hops_late else 0.5)
+    done = controller.io("vd", "write", 0.0, float(2**20), not_before=hops_end)
+    env.run(until=done)
+    assert env.now == pytest.approx(max(admitted, hops_end))
+    assert controller.write_path.done_work() == pytest.approx(2**20 / 4e9)

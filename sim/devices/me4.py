@@ -31,7 +31,7 @@ import simpy
 from simpy.events import Event
 
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Station, TandemStation, chain, join, on_done
+from sim.engine.core import Station, TandemStation, chain, join, on_done, succeed_in
 from sim.params import value
 
 
@@ -62,7 +62,7 @@ class WriteBackCache:
         self.coalesce = device.parity > 0
         self.extent: dict[int, list[float]] = {}  # entry id -> [start, end) on the virtual disk
         self.open: dict[int, int] = {}  # stripe -> its newest entry still waiting in the cache
-        self.waiting: deque[tuple[Event, float, float]] = deque()
+        self.waiting: deque[tuple[Event, float, float, float]] = deque()  # (done, offset, size, not before)
         self.active = 0
         self.sweep = 0.0  # where the elevator is
         self.destaged_bytes = 0.0
@@ -161,16 +161,24 @@ class WriteBackCache:
         self.admit(offset, size, done)
         return done
 
-    def admit(self, offset: float, size: float, done: Event) -> None:
-        """``write``, triggering the caller's ``done`` when the write is in the cache."""
+    def admit(self, offset: float, size: float, done: Event, not_before: float = 0.0) -> None:
+        """``write``, triggering the caller's ``done`` when the write is in the cache, or at
+        ``not_before`` if that is later (the host side of the transfer still running)."""
         if self._merge(offset, size):
-            done.succeed()
+            self._fire(done, not_before)
         elif self.held + self.active < self.entries:
             self._append(offset, size)
-            done.succeed()
+            self._fire(done, not_before)
             self._kick()
         else:
-            self.waiting.append((done, offset, size))
+            self.waiting.append((done, offset, size, not_before))
+
+    def _fire(self, done: Event, not_before: float) -> None:
+        now = self.env.now
+        if not_before > now:
+            succeed_in(self.env, done, not_before - now)
+        else:
+            done.succeed()
 
     def _kick(self) -> None:
         # Destage only the part of the cache above half full: the rest stays dirty (a controller
@@ -193,10 +201,10 @@ class WriteBackCache:
         self.active -= 1
         self.destaged_bytes += size
         while self.waiting and self.held + self.active < self.entries:
-            done, offset, size = self.waiting.popleft()
+            done, offset, size, not_before = self.waiting.popleft()
             if not self._merge(offset, size):
                 self._append(offset, size)
-            done.succeed()
+            self._fire(done, not_before)
         self._kick()
 
 
@@ -352,8 +360,10 @@ class Me4Controller:
             return None
         return self.cache_bytes / 2 / len(self.caches)
 
-    def io(self, vdisk: str, op: str, offset: float, size: float) -> Event:
-        """A host command for one of this controller's virtual disks."""
+    def io(self, vdisk: str, op: str, offset: float, size: float, not_before: float = 0.0) -> Event:
+        """A host command for one of this controller's virtual disks. A write's event fires no
+        earlier than ``not_before`` (the end of the host's own transfer hops), which saves the
+        caller a join; a read's ignores it."""
         cache = self.caches[vdisk]
         if op == "write":
             # Command, then the data into the cache: both finish times are known now (tandem FCFS
@@ -362,7 +372,7 @@ class Me4Controller:
             transferred = self.write_path.reserve_from(commanded, size / self.write_Bps)
             done = Event(self.env)
             timer = self.env.timeout(transferred - self.env.now)
-            timer.callbacks.append(lambda _event: cache.admit(offset, size, done))
+            timer.callbacks.append(lambda _event: cache.admit(offset, size, done, not_before))
             return done
         command = self.commands.serve(self.op_time[op])
         reader = self.readers.get(vdisk)

@@ -246,16 +246,19 @@ def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
     return done
 
 
-def succeed_in(env: simpy.Environment, event: Event, delay: float, first: Callable[[Event], None]) -> None:
-    """Trigger the untriggered ``event`` ``delay`` seconds from now, with ``first`` run before the
-    callbacks its waiters added.
+def succeed_in(
+    env: simpy.Environment, event: Event, delay: float, first: Callable[[Event], None] | None = None
+) -> None:
+    """Trigger the untriggered ``event`` ``delay`` seconds from now, with ``first`` (if given) run
+    before the callbacks its waiters added.
 
     What ``Timeout`` does to itself, done to an event handed out earlier: one scheduled event where
     a timeout whose callback succeeds ``event`` would cost two. (SimPy's own ``Timeout.__init__``
     sets the same two fields.)"""
     event._ok = True
     event._value = None
-    event.callbacks.insert(0, first)
+    if first is not None:
+        event.callbacks.insert(0, first)
     env.schedule(event, NORMAL, delay)
 
 

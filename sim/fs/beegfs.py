@@ -301,7 +301,7 @@ class BeeGFSModel:
         device_end = platform.target_finish(target, op, offset, size)
         if device_end is not None:
             return env.timeout(max(hops_end, device_end) - env.now)
-        return join(env, [env.timeout(hops_end - env.now), platform.target_io(target, op, offset, size)])
+        return platform.storage_io(target, op, offset, size, hops_end)
 
     def _piece(
         self,

@@ -152,13 +152,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         device_end = platform.target_finish(mdt, "write", offset, self.update_bytes)
         if device_end is not None:
             return max(hops_end, device_end)
-        return join(
-            ctx.env,
-            [
-                ctx.env.timeout(hops_end - ctx.env.now),
-                platform.target_io(mdt, "write", offset, self.update_bytes),
-            ],
-        )
+        return platform.storage_io(mdt, "write", offset, self.update_bytes, hops_end)
 
     def _chunk_served(self, target: str, stream: Stream) -> Generator[Event, object, None]:
         """A chunk message that found its target's workers all busy: queue for one, then its CPU."""
@@ -318,7 +312,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         if device_end is not None:
             yield env.timeout(max(hops_end, device_end) - env.now)
         else:
-            yield join(env, [env.timeout(hops_end - env.now), platform.target_io(target, op, offset, size)])
+            yield platform.storage_io(target, op, offset, size, hops_end)
         pool.release()
         if op == "read":
             yield env.timeout(platform.finish_on(network, size, env.now + delay) - env.now)

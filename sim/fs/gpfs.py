@@ -336,7 +336,7 @@ class NsdPaths:
             yield wait
         yield route.cpu.serve(stream.exponential(self.cpu))
         hops_end = platform.finish_on(route.storage, size, env.now)
-        yield join(env, [env.timeout(hops_end - env.now), platform.target_io(nsd, op, offset, size)])
+        yield platform.storage_io(nsd, op, offset, size, hops_end)
         if op == "read":
             yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
         route.pool.release()

@@ -19,7 +19,7 @@ from simpy.events import Event
 from sim.devices.drives import HddDrive, SsdDrive, make_drive
 from sim.devices.me4 import Me4Controller
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Pool, Station
+from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Streams
 from sim.params import value
 from sim.topology.model import System
@@ -178,6 +178,14 @@ class Platform:
         if controller is None:
             return self.raids[target].io(op, offset, size)
         return self.controllers[controller].io(target, op, offset, size)
+
+    def storage_io(self, target: str, op: str, offset: float, size: float, hops_end: float) -> Event:
+        """A target I/O alongside the server's own transfer hops that end at ``hops_end``: an event
+        at the later of the two ends."""
+        controller = self.system.groups[target].controller
+        if controller is not None and op == "write":  # the controller waits for the hops itself
+            return self.controllers[controller].io(target, op, offset, size, not_before=hops_end)
+        return join(self.env, [self.env.timeout(hops_end - self.env.now), self.target_io(target, op, offset, size)])
 
     # -- paths -----------------------------------------------------------------------------------
 
