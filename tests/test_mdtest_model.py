@@ -183,6 +183,38 @@ def test_gpfs_shared_directory_is_slower_than_unique_directories() -> None:
     assert shared.value < 0.8 * unique.value
 
 
+@pytest.mark.parametrize("threads", [4, 16])
+def test_gpfs_shared_directory_takes_one_token_handoff_per_create(threads: int) -> None:
+    """One directory shared by tasks on ``threads`` nodes (no -u, no tree): every create finds the
+    token on another node, and takeovers of a directory are one at a time, so the rate is one
+    create per takeover whatever the thread count. A takeover is four message latencies (revoke
+    and grant) and the old holder's flush of the directory block, one replicated 4 KiB metadata
+    write as in test_gpfs_create_one_thread_by_hand."""
+    system = load_system(PIXSTOR)
+    controller = system.components["me4024-0.ctrlA"]
+    iops_write = system.enclosure_iops["me4024-0"][1] / 2
+    replica = 2 * value("network_latency_s") + 1 / iops_write + 4096.0 / (controller.write_Bps or 1)
+    takeover = 4 * value("network_latency_s") + replica + 1.5 * value("gpfs_nsd_block_cpu_s")
+    workload = MdtestWorkload(
+        name="md",
+        title="md",
+        source="test",
+        benchmark="mdtest",
+        threads=[threads],
+        files_only=True,
+        unique_dir=False,
+        depth=0,
+        branching=1,
+        leaf_only=False,
+        items_per_dir=1024,
+        write_bytes="0 B",
+        read_bytes="0 B",
+    )
+    point = run_point(system, workload, "create", threads, seed=5, precision=TIGHT, whole_phase=False)
+    assert point.value == pytest.approx(1 / takeover, rel=0.03)
+    assert point.bottleneck.endswith(".token")
+
+
 def test_gpfs_small_files_use_data_nsds_only_when_they_do_not_fit_the_inode() -> None:
     system = load_system(PIXSTOR)
 

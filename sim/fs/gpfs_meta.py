@@ -32,7 +32,8 @@ itself, in its own cache, and writes the blocks to the metadata NSDs through the
 * Without ``-u`` all tasks share directories: a create or remove in a directory whose token is
   held by another node first takes the token over (four message latencies: revoke and grant) and
   makes the old holder flush the directory block (one replicated metadata write), one node at a
-  time per directory.
+  time per directory. The token leaves the old holder when the revoke starts: its next operation
+  there waits for the takeover in progress and then takes the token back.
 """
 
 from __future__ import annotations
@@ -175,9 +176,11 @@ class GpfsMetadataModel(MetadataModelBase):
         if wait is not None:
             yield wait
         if self.holder.get(directory) != client:
+            # The revoke takes the token from the old holder at once: its next operation in this
+            # directory waits for the lock and takes the token back, it does not slip in between.
+            self.holder[directory] = client
             yield self.ctx.env.timeout(4 * self.ctx.platform.latency)
             yield self._inode_write(t, client, stream)  # the old holder flushes the directory block
-            self.holder[directory] = client
         lock.release()
 
     # -- the four phases -------------------------------------------------------------------------

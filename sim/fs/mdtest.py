@@ -5,7 +5,8 @@ unless ``-F``, then file phases, unless ``-D``); in a phase every task goes thro
 directories in order and, in each, through its items (the files, or the directories it makes). A point
 of pfssim simulates one phase in steady state: every task loops over its own walk without end,
 starting at a random place in it (so the tasks are spread over their directories as they are in
-the middle of a real phase), and every finished operation is one completion.
+the middle of a real phase; without ``-u`` all tasks start at one place of the shared tree, as
+they leave mdtest's barrier together), and every finished operation is one completion.
 
 What mdtest prints for a phase is the slowest task's rate times the number of tasks, which with
 its barriers is the total number of items over the phase's wall time. pfssim's tasks are
@@ -130,8 +131,15 @@ class MetadataModelBase:
         stream = ctx.streams(f"thread{t}")
         client = ctx.client_of(t)
         walk = self.walk
-        d = stream.integer(walk.dirs)
-        i = stream.integer(walk.per_dir)
+        # With -u each task has its own tree, so where it is in it does not matter to the others:
+        # a random place. Without -u all tasks share the tree and, starting together after
+        # mdtest's barrier at the same pace, work in the same directory at the same time: one
+        # place for all, drawn once from a stream of its own.
+        if walk.unique:
+            d = stream.integer(walk.dirs)
+            i = stream.integer(walk.per_dir)
+        else:
+            d, i = self._shared_start()
         yield env.timeout(stream.uniform() * 1e-5)  # break lock-step start
         while True:
             yield from self.operate(t, client, walk.directory(t, d), i, stream)
@@ -140,6 +148,12 @@ class MetadataModelBase:
             if i == walk.per_dir:
                 i = 0
                 d = (d + 1) % walk.dirs
+
+    def _shared_start(self) -> tuple[int, int]:
+        if not hasattr(self, "_start"):
+            stream = self.ctx.streams("mdtest.shared-start")
+            self._start = (stream.integer(self.walk.dirs), stream.integer(self.walk.per_dir))
+        return self._start
 
     def operate(
         self, t: int, client: str, directory: tuple[int, int], item: int, stream: Stream
