@@ -23,7 +23,10 @@ TIGHT = Precision(rel_precision=0.01, min_batches=20, max_batches=200)
 QUICK = Precision(min_batches=5, max_batches=10)
 
 
-def _mdtest(write: str = "0 B", unique: bool = True, threads: int = 1) -> MdtestWorkload:
+def _mdtest(
+    write: str = "0 B", unique: bool = True, threads: int = 1, *, flat: bool = False, items: int = 256
+) -> MdtestWorkload:
+    """Files only, 4 leaf directories (or, ``flat``, the top directory alone) of ``items`` files."""
     return MdtestWorkload(
         name="md",
         title="md",
@@ -32,10 +35,10 @@ def _mdtest(write: str = "0 B", unique: bool = True, threads: int = 1) -> Mdtest
         threads=[threads],
         files_only=True,
         unique_dir=unique,
-        depth=1,
-        branching=4,
-        leaf_only=True,
-        items_per_dir=256,
+        depth=0 if flat else 1,
+        branching=1 if flat else 4,
+        leaf_only=not flat,
+        items_per_dir=items,
         write_bytes=write,
         read_bytes=write,
     )
@@ -195,21 +198,7 @@ def test_gpfs_shared_directory_takes_one_token_handoff_per_create(threads: int) 
     iops_write = system.enclosure_iops["me4024-0"][1] / 2
     replica = 2 * value("network_latency_s") + 1 / iops_write + 4096.0 / (controller.write_Bps or 1)
     takeover = 4 * value("network_latency_s") + replica + 1.5 * value("gpfs_nsd_block_cpu_s")
-    workload = MdtestWorkload(
-        name="md",
-        title="md",
-        source="test",
-        benchmark="mdtest",
-        threads=[threads],
-        files_only=True,
-        unique_dir=False,
-        depth=0,
-        branching=1,
-        leaf_only=False,
-        items_per_dir=1024,
-        write_bytes="0 B",
-        read_bytes="0 B",
-    )
+    workload = _mdtest(unique=False, threads=threads, flat=True, items=1024)
     point = run_point(system, workload, "create", threads, seed=5, precision=TIGHT, whole_phase=False)
     assert point.value == pytest.approx(1 / takeover, rel=0.03)
     assert point.bottleneck.endswith(".token")
