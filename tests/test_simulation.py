@@ -61,6 +61,30 @@ def test_one_thread_one_link_one_drive_by_hand() -> None:
         assert point.ci_low <= MIB / seconds * 1.02 and point.ci_high >= MIB / seconds * 0.98
 
 
+@pytest.mark.parametrize("op", ["random_read", "random_write"])
+def test_one_thread_of_4k_requests_by_hand(op: str) -> None:
+    """Mean time per 4 KiB O_DIRECT request at one thread, where latencies rather than rates count:
+    the client's CPU and the request and reply messages (one network latency each; the 4 KiB
+    transfer, 0.3 us, hides under them), the storage server's CPU, and the drive's access latency
+    plus its engine time (4 KiB at the sequential rate or one IOPS slot, whichever is longer). The
+    two latencies are 2-4% of the total, so the 1.5% band (the estimate is within 0.5%) checks them."""
+    system = load_system(TINY)
+    drive = system.drive_parts["storage.numa0.drive0"]
+    pcie = system.components["storage.numa0.pcie0"]
+    kib4 = 4096.0
+    if op == "random_read":
+        device = drive.read_latency + max(kib4 / drive.seq_read, 1 / drive.rand_read_iops)
+        pcie_s = kib4 / (pcie.read_Bps or 1)
+    else:
+        device = drive.write_latency + max(kib4 / drive.seq_write, 1 / drive.rand_write_iops)
+        pcie_s = kib4 / (pcie.write_Bps or 1)
+    messages = value("beegfs_client_request_cpu_s") + 2 * value("network_latency_s")
+    seconds = messages + value("beegfs_storage_request_cpu_s") + max(pcie_s, device)
+    tight = Precision(rel_precision=0.005, min_batches=20, max_batches=400, max_device_ops=400_000)
+    point = run_point(system, _workload("iozone_random_nn", "4 KiB"), op, 1, seed=3, precision=tight)
+    assert point.value == pytest.approx(1 / seconds, rel=0.015)
+
+
 def test_saturated_drive_is_the_bottleneck() -> None:
     system = load_system(TINY)
     point = run_point(system, _workload(), "write", 8, seed=3)
@@ -326,3 +350,54 @@ def test_write_points_start_with_the_caches_a_long_write_leaves(op: str, prefill
     workload = _workload("iozone_random_nn" if random else "iozone_seq_nn", "4 KiB" if random else "1 MiB")
     run_point(system, workload, op, 1, seed=1, precision=Precision(rel_precision=0.2, max_device_ops=2000))
     assert calls == ([op] if prefilled else [])
+
+
+SLOW_UPI_CPU = """
+cpus:
+  test-slow-upi:
+    model: "test CPU with one slow UPI link"
+    cores: 24
+    base_clock: "2.9 GHz"
+    upi_links: 1
+    upi_link_rate: "2 GB/s"
+    pcie_bus: pcie3
+    pcie_lanes: 48
+    source: test
+"""
+
+
+def test_a_slow_upi_between_the_hca_and_the_drive_sets_the_ceiling_and_the_rate(tmp_path: Path) -> None:
+    """tiny.yaml with the storage server's HCA on socket 0 and its drive and service on socket 1,
+    joined by one 2 GB/s UPI link: every byte read crosses the UPI, which is slower than the drive
+    (3.2 GB/s) and the link (12.4 GB/s). The max-flow ceiling is the UPI's rate, with the UPI as
+    its minimum cut, and the simulated reads reach it and name it without going past it."""
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for catalogue in (ROOT / "topologies" / "parts").glob("*.yaml"):
+        text = catalogue.read_text()
+        if catalogue.name == "servers.yaml":
+            assert text.count("\ncpus:\n") == 1, "test fixture out of date"
+            text = text.replace("\ncpus:\n", SLOW_UPI_CPU, 1)
+        (parts / catalogue.name).write_text(text)
+    edits = [
+        (
+            "  - name: storage\n    part: poweredge-r740xd\n",
+            "  - name: storage\n    part: poweredge-r740xd\n    cpu: test-slow-upi\n",
+        ),
+        ("edr, switch: ib}]\n        # 16 TB", "edr, switch: ib}]\n      - # 16 TB"),  # the drive's zone: socket 1
+        ("services: [{kind: beegfs-storage}]", "services: [{kind: beegfs-storage, interfaces: all}]"),
+    ]
+    text = TINY.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, "test fixture out of date"
+        text = text.replace(old, new)
+    (tmp_path / "tiny.yaml").write_text(text)
+    system = load_system(tmp_path / "tiny.yaml")
+    assert system.zone_of["storage.numa0.hca0"] == "storage.numa0"
+    assert "storage.numa1.target0" in system.storage_targets
+    bound = summarize(system).read
+    assert bound.Bps == pytest.approx(2e9)
+    assert [b.kind for b in bound.bottlenecks] == ["upi"]
+    point = run_point(system, _workload(), "read", 16, seed=2)
+    assert point.bottleneck == "storage.upi.up"
+    assert 0.95 * 2e9 <= point.value <= 2e9 * 1.001
