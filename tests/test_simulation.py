@@ -190,6 +190,44 @@ def test_faster_part_is_never_slower(tmp_path: Path, override: str, op: str, thr
     assert faster.value > base.value * 1.02  # these parts were the bottleneck, so it must show
 
 
+IMPROVEMENTS = {  # a drive field and how to make it better by a factor
+    "seq_read": "{:.4g} GB/s",
+    "seq_write": "{:.4g} GB/s",
+    "rand_read_iops": "{:.6g} IOPS",
+    "rand_write_iops": "{:.6g} IOPS",
+    "read_latency": "{:.4g} us",
+    "write_latency": "{:.4g} us",
+}
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    field=st.sampled_from(sorted(IMPROVEMENTS)),
+    factor=st.floats(1.2, 4.0),
+    op=st.sampled_from(["write", "read", "random_write", "random_read"]),
+    threads=st.sampled_from([1, 4, 32]),
+)
+def test_no_point_gets_slower_when_a_drive_gets_better(
+    tmp_path_factory: pytest.TempPathFactory, field: str, factor: float, op: str, threads: int
+) -> None:
+    """Raising any rate of the storage drive (or cutting a latency) never lowers a prediction:
+    the improved system's interval reaches the base system's, same seed."""
+    drive = load_system(TINY).drive_parts["storage.numa0.drive0"]
+    current = getattr(drive, field)
+    if field.endswith("latency"):
+        better = IMPROVEMENTS[field].format(current / factor * 1e6)
+    elif field.startswith("seq"):
+        better = IMPROVEMENTS[field].format(current * factor / 1e9)
+    else:
+        better = IMPROVEMENTS[field].format(current * factor)
+    path = _tiny_with(tmp_path_factory.mktemp("better"), f"overrides: {{{field}: {better}}}")
+    random = op.startswith("random")
+    workload = _workload("iozone_random_nn", "4 KiB") if random else _workload()
+    base = run_point(load_system(TINY), workload, op, threads, seed=4)
+    improved = run_point(load_system(path), workload, op, threads, seed=4)
+    assert improved.ci_high >= base.ci_low, (field, better, base.value, improved.value)
+
+
 def _hc_model(workload: str, op: str, threads: int, seed: int):  # noqa: ANN202 - a BeeGFSModel and its platform
     """The beegfs-high-capacity model of one point, built but not run."""
     from sim.benchmarks.workloads import find_workload
