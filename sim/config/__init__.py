@@ -1,1 +1,1 @@
-"""Configuration: units, YAML with line numbers, schemas of topologies and parts, loading."""
+"""Configuration: units, YAML with line numbers, schemas of topologies, parts and workloads, loading."""

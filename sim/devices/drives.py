@@ -4,7 +4,8 @@ Interface shared by all devices: ``io(op, offset, size) -> Event``, ``op`` in ('
 ``offset`` and ``size`` in bytes of the device's own address space.
 
 SSD: an I/O waits its access latency (an infinite-server delay: the drive's internal parallelism)
-and then occupies the drive's single throughput engine for max(size / sequential rate, 1 / IOPS).
+and then occupies the drive's single throughput engine for max(size / sequential rate, 1 / IOPS)
+(computed engine first, latency after, which gives the same completion times).
 At queue depth 1 this gives latency + transfer; at high depth the sequential rate for large I/Os
 and the datasheet IOPS for small ones, reached once depth >= IOPS x latency (Little's law).
 

@@ -1,8 +1,9 @@
 """PowerVault ME4 controllers: command processing, data paths and the mirrored write-back cache.
 
-A host command first takes the controller's command engine (1 / IOPS ceiling of one controller),
-then its data path (bytes / the controller's share of the array's sequential rate). Reads then go
-to the virtual disk. Writes are acknowledged from the write-back cache: a benchmark that moves
+A host command first takes the controller's command engine (1 / IOPS ceiling of one controller).
+A write then crosses the controller's write data path (bytes / the controller's share of the
+array's sequential write rate) into the cache; a read goes to the virtual disk (or the read-ahead
+data) and then crosses the read data path. Writes are acknowledged from the write-back cache: a benchmark that moves
 terabytes through a cache of a few GiB runs with the cache full, so a write is admitted only when
 a destage frees space, and the long-run write rate is the rate at which destages drain it. While
 destaging, the controller keeps every member drive's command queue full: the destages in flight
@@ -13,8 +14,10 @@ Reads of a sequential stream are read ahead (:class:`ReadAhead`): two back-to-ba
 consecutive addresses of a virtual disk start a stream, and the controller then keeps one stripe
 (the ``read_ahead`` setting of the enclosure) read beyond the stream's latest host read.
 
-The simulated cache starts full of writes shaped like the workload's (``prefill``); its size in
-entries (``me4_cache_entries_per_vdisk``) is the destage sort window: it sets how short the
+The simulated cache starts full of writes shaped like the workload's (``prefill``), or at its flush
+watermark (half) where the destage outruns the writes (SSD LUNs); its size in entries
+(``me4_cache_entries_per_vdisk``, capped by the controller's cache share and at least twice the
+destages in flight) is the destage sort window: it sets how short the
 drives' seeks are, and with them the steady random-write rate. Writes of a sequential stream that
 land in one stripe are merged while they wait, so small sequential writes destage as (nearly)
 full stripes.

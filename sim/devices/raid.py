@@ -5,7 +5,8 @@ mirrors; RAID10 stripes over mirrored pairs. RAID5/6 rotate parity (stripe s put
 members s, s+1 mod n and data chunk j on member (s + p + j) mod n). Writes that cover whole stripes
 write data and parity without reading; partial stripes do read-modify-write: read the old data
 and parity of the touched byte range, then write both (RAID6 small write: 3 reads + 3 writes).
-Reads of RAID1/10 go to the member with fewer commands outstanding. Pieces for the same member
+Reads of RAID1/10 go to the less loaded member (fewer commands outstanding on an HDD, fewer
+seconds of booked work on an SSD). Pieces for the same member
 that are contiguous on it are merged into one command.
 """
 

@@ -3,7 +3,9 @@
 A :class:`Station` is an FCFS queue with ``servers`` identical servers whose finish times are
 computed at arrival; a :class:`TandemStation` is one booked before the job arrives, from the FCFS
 station that feeds it. A :class:`Pool` is a counting semaphore (worker threads, connections) that
-can also take back a slot at a known later time without an event (``release_at``).
+can also take back a slot at a known later time without an event (``release_at``); it keeps its
+occupancy (slot-seconds held) so that a full pool can be named as a bottleneck. ``succeed_in``,
+``on_done`` and ``chain`` trigger and link events without processes.
 :func:`join` waits for several events with a counter instead of SimPy's condition events. Busy time
 is accumulated per station so that utilisation over a window is ``work / (window x servers)``.
 """

@@ -3,7 +3,8 @@
 * A file gets ``num_targets`` storage targets at creation, chosen by the metadata service that owns
   the benchmark directory (one directory, hence one chooser state): ``roundrobin`` takes the next
   targets in ID order after the last one it gave, ``randomrobin`` the same set shuffled,
-  ``randomized`` one random target from each of ``num_targets`` equal slices of the target ring.
+  ``randomized`` one random target from each of ``num_targets`` equal slices of the target ring,
+  ``randominternode`` targets on distinct storage servers.
   Target IDs follow the order the targets are declared in.
 * Offset x of a file is in chunk x // chunk_size, stored on target (chunk mod num_targets) at
   chunk-file offset (chunk // num_targets) x chunk_size + x mod chunk_size.

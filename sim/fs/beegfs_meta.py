@@ -7,7 +7,8 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
   operation is a request to the owner of its directory.
 * A request: the client's CPU (``beegfs_client_request_cpu_s``) and one network latency each way;
   at most ``conn_max_internode.client`` requests in flight from one client to one service; one of
-  the service's ``workers.meta`` worker threads for the whole server-side work; one core of the
+  the service's ``workers.meta`` worker threads (default twice its zone's cores, at least 4) for the
+  whole server-side work; one core of the
   service's NUMA zone for ``beegfs_meta_request_cpu_s``.
 * create = open(O_CREAT) + close: two requests; the create writes one ext4 block
   (``beegfs_mdt_update_bytes``) to the owner's metadata target. No storage target is contacted
@@ -26,10 +27,10 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
 * Directories (mdtest without ``-F``): mkdir is one request to the parent directory's owner, which
   writes the new dentry and sends ``MkLocalDirMsg`` to the metadata service chosen at random to
   own the new directory (an idle worker there, else its one direct worker; its CPU and one MDT
-  block); rmdir is the same with ``RmLocalDirMsg``; a directory stat is one request to the
-  directory's owner.
+  block); rmdir is the same with ``RmLocalDirMsg``; a directory stat is one request to a
+  metadata service drawn at random (the directory's owner, which the model does not keep).
 * Storage-side messages (unlink, close chunk) cost the storage service one worker and
-  ``beegfs_storage_request_cpu_s``; unlinking a chunk file that was never written is CPU only.
+  ``beegfs_storage_request_cpu_s`` and no drive I/O, whether or not the chunk file was written.
 * A file's stripe targets are ``num_targets`` consecutive targets in ID order from a random start
   (the round-robin chooser seen from one file).
 

@@ -13,7 +13,8 @@ itself, in its own cache, and writes the blocks to the metadata NSDs through the
   they created themselves (no ``-N`` stride), so the node still holds their tokens and inodes.
   This client-side caching is what lets stat reach millions of operations per second.
 * create and remove write the file's inode (``inode_size`` bytes) to a metadata NSD, replicated
-  ``metadata_replicas`` times on NSDs of different failure groups, in parallel; each write is an
+  ``metadata_replicas`` times on distinct metadata NSDs spread over the list (standing in for
+  failure groups), in parallel; each write is an
   NSD request (network, NSD thread, ``gpfs_nsd_block_cpu_s`` on the server, SAS, ME4 controller).
   Directory-block and allocation-map updates of consecutive operations in one directory are
   assumed to be absorbed into these writes (the node keeps the directory's blocks while it holds
@@ -23,12 +24,13 @@ itself, in its own cache, and writes the blocks to the metadata NSDs through the
   subblocks (``block_size / subblocks_per_block``): the write is copied into the pagepool and
   written behind, one request per block or tail, through the node's ``gpfs_prefetch_threads``
   write-behind slots (a writer waits only when all are busy; ``-y`` waits for its own writes). A
-  node's new small files fill the subblocks of one block after the other; with scattered
-  allocation each new block is at a random place on the next NSD.
+  node's new small files fill the subblocks of one block after the other; each new block is at a
+  random place on the next NSD (scattered, whatever the file system's ``allocation``).
 * ``-e`` reads of data the node wrote come from its pagepool while the node's small files fit in
   it, otherwise (with the probability that they do not fit) from the data NSD.
 * Directories (mdtest without ``-F``): mkdir and rmdir are one call and one replicated inode
-  write, like a file's create and remove without the close; a directory stat is one call.
+  write, like a file's create and remove without the close (after a token takeover without
+  ``-u``); a directory stat is one call.
 * Without ``-u`` all tasks share directories: a create or remove in a directory whose token is
   held by another node first takes the token over (four message latencies: revoke and grant) and
   makes the old holder flush the directory block (one replicated metadata write), one node at a
@@ -121,7 +123,8 @@ class GpfsMetadataModel(MetadataModelBase):
     # -- NSD requests ----------------------------------------------------------------------------
 
     def _inode_write(self, t: int, client: str, stream: Stream) -> Event:
-        """The inode (or a directory block) written to ``metadata_replicas`` NSDs of different failure groups."""
+        """The inode (or a directory block) written to ``metadata_replicas`` distinct metadata NSDs,
+        spaced evenly over the list (standing in for failure groups)."""
         ctx = self.ctx
         n = len(self.meta_nsds)
         base = stream.integer(n)

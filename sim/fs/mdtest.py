@@ -11,8 +11,9 @@ they leave mdtest's barrier together), and every finished operation is one compl
 What mdtest prints for a phase is the slowest task's rate times the number of tasks, which with
 its barriers is the total number of items over the phase's wall time. pfssim's tasks are
 statistically identical (the same walk, the same kind of directories, placed evenly over the
-clients), so that figure is the steady-state aggregate rate the driver measures; see
-``docs/design.md`` (MDtest) for where this stops being true. A phase small enough to simulate
+clients), so the driver reports the steady-state aggregate rate less the last task's expected lag
+(divided by 1 + delta z_N, ``sim/benchmarks/straggler.py``); see ``docs/design.md`` (MDtest) for
+where this stops being true. A phase small enough to simulate
 whole is run as mdtest runs it instead (:meth:`MetadataModelBase.start_phase`): every task from
 its first file to its last, and mdtest's arithmetic applied to the tasks' times.
 """

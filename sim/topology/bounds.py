@@ -154,7 +154,7 @@ class Bottleneck:
         return self.count * self.each_Bps
 
     def describe(self) -> str:
-        """'11 x hca ConnectX-5 (EDR link)'."""
+        """'11 x hca Mellanox ConnectX-5 ... (12.4 GB/s each, edr link)'."""
         label = self.kind.replace("_", " ")
         extra = f", {self.note}" if self.note else ""
         return f"{self.count} x {label} {self.model or ''}".rstrip() + f" ({self.each_Bps / 1e9:.4g} GB/s each{extra})"
