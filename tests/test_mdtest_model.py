@@ -293,6 +293,33 @@ def test_gpfs_file_data_is_blocks_round_robin_and_a_subblock_tail() -> None:
     assert (second[0][0], second[0][1]) == (first[0][0], first[0][1] + 16 * 2**10)  # the next one in the block
 
 
+def test_gpfs_small_file_blocks_follow_the_allocation_setting(tmp_path: Path) -> None:
+    """A node's new blocks for small files: at random places with scattered allocation, each right
+    after the node's previous block on that NSD with cluster allocation."""
+    text = PIXSTOR.read_text()
+    assert text.count("allocation: scattered") == 1, "test fixture out of date"
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    clustered = tmp_path / "pixstor-cluster.yaml"
+    clustered.write_text(text.replace("allocation: scattered", "allocation: cluster"))
+
+    def block_places(path: Path) -> dict[str, list[float]]:
+        model = _metadata_model(path, _mdtest("8 MiB"))  # one whole block per file
+        stream = model.ctx.streams("test")
+        places: dict[str, list[float]] = {}
+        for _ in range(3 * len(model.data_nsds)):
+            ((nsd, offset, size),) = model._data_pieces("c6230-0", stream)
+            assert size == 8 * 2**20
+            places.setdefault(nsd, []).append(offset)
+        return places
+
+    for offsets in block_places(clustered).values():
+        assert [b - a for a, b in zip(offsets[:-1], offsets[1:], strict=True)] == [8 * 2**20] * (len(offsets) - 1)
+    scattered = block_places(PIXSTOR)
+    assert any(
+        b - a != 8 * 2**20 for offsets in scattered.values() for a, b in zip(offsets[:-1], offsets[1:], strict=True)
+    )
+
+
 def test_mdtest_without_f_runs_directory_phases_first(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", str(TINY), "--cmd", "mpirun -np 2 mdtest -u -n 64", "--json", "--precision", "0.1"])
     assert code == 0

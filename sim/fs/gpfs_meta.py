@@ -24,8 +24,9 @@ itself, in its own cache, and writes the blocks to the metadata NSDs through the
   subblocks (``block_size / subblocks_per_block``): the write is copied into the pagepool and
   written behind, one request per block or tail, through the node's ``gpfs_prefetch_threads``
   write-behind slots (a writer waits only when all are busy; ``-y`` waits for its own writes). A
-  node's new small files fill the subblocks of one block after the other; each new block is at a
-  random place on the next NSD (scattered, whatever the file system's ``allocation``).
+  node's new small files fill the subblocks of one block after the other; each new block is on
+  the next NSD, at a random place (``allocation: scattered``) or right after the node's previous
+  block there (``cluster``).
 * ``-e`` reads of data the node wrote come from its pagepool while the node's small files fit in
   it, otherwise (with the probability that they do not fit) from the data NSD.
 * Directories (mdtest without ``-F``): mkdir and rmdir are one call and one replicated inode
@@ -97,6 +98,7 @@ class GpfsMetadataModel(MetadataModelBase):
         footprint = files_per_node * self.data_size
         self.hit = 1.0 if footprint <= 0 else min(1.0, fs.pagepool.client / footprint)
         self.cursor: dict[str, list[float]] = {}  # client -> [nsd index, block base, subblock index]
+        self.next_block: dict[tuple[str, int], int] = {}  # (client, data NSD index) -> its next block (cluster)
         self.holder: dict[tuple[int, int], str] = {}
         self.dir_lock: dict[tuple[int, int], Pool] = {}
 
@@ -146,19 +148,32 @@ class GpfsMetadataModel(MetadataModelBase):
         pieces = []
         start = stream.integer(count) if self.full_blocks else 0
         for b in range(self.full_blocks):
-            nsd = self.data_nsds[(start + b) % count]
-            slots = max(int(self.ctx.platform.raids[nsd].capacity // block), 1)
-            pieces.append((nsd, stream.integer(slots) * block, block))
+            index = (start + b) % count
+            pieces.append((self.data_nsds[index], self._new_block(client, index, stream), block))
         if self.tail_size > 0:
             per_block = int(block // self.tail_size) or 1
             cursor = self.cursor.get(client)
             if cursor is None or cursor[2] >= per_block:
                 index = stream.integer(count) if cursor is None else (int(cursor[0]) + 1) % count
-                slots = max(int(self.ctx.platform.raids[self.data_nsds[index]].capacity // block), 1)
-                cursor = self.cursor[client] = [float(index), stream.integer(slots) * block, 0.0]
+                cursor = self.cursor[client] = [float(index), self._new_block(client, index, stream), 0.0]
             pieces.append((self.data_nsds[int(cursor[0])], cursor[1] + cursor[2] * self.tail_size, self.tail_size))
             cursor[2] += 1
         return pieces
+
+    def _new_block(self, client: str, index: int, stream: Stream) -> float:
+        """Where a node's next new block on data NSD ``index`` goes: anywhere on the LUN with
+        scattered allocation; with cluster allocation right after the node's previous block there
+        (its first one at a place of its own, as the data path places a file's blocks)."""
+        block = self.fs.block_size
+        slots = max(int(self.ctx.platform.raids[self.data_nsds[index]].capacity // block), 1)
+        if self.fs.allocation == "scattered":
+            return stream.integer(slots) * block
+        key = (client, index)
+        n = self.next_block.get(key)
+        if n is None:
+            n = self.ctx.system.clients.index(client) * 7919
+        self.next_block[key] = n + 1
+        return (n % slots) * block
 
     def _write_behind(self, t: int, client: str, piece: tuple[str, float, float], stream: Stream) -> Generator:
         yield from self.paths.request(t, client, piece[0], "write", piece[1], piece[2], stream)
