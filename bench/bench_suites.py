@@ -2,6 +2,8 @@
 
 "req/s" counts every benchmark request the engine simulated (warm-up included) per second of wall
 time, set-up included; "req/s@top" is the same over the points at the suite's largest thread count.
+"ev/req" is the SimPy events scheduled per simulated request over the suite: unlike the times, it
+does not depend on how busy the machine is, so it shows an engine change's effect on any machine.
 Below each suite, one line per workload gives its points and wall time (an MDtest workload's line
 is its full sweep: every thread count, all four phases).
 
@@ -33,6 +35,7 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
     result = run_suite(system, workloads, seed=1)
     wall = time.perf_counter() - started
     requests = sum(p.requests_total for p in result.points)
+    events = sum(p.events_total for p in result.points)
     slowest = max(result.points, key=lambda p: p.wall_s)
     top = max(p.threads for p in result.points)
     at_top = [p for p in result.points if p.threads == top]
@@ -50,6 +53,7 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
             len(result.points),
             wall,
             requests / wall,
+            events / requests,
             top,
             rate_top,
             slowest.wall_s,
@@ -69,7 +73,7 @@ def main() -> None:
     threads = [int(x) for x in args.threads.split(",")] if args.threads else None
     context = multiprocessing.get_context("spawn")
     header = (
-        f"{'suite':26s} {'points':>6s} {'wall s':>8s} {'req/s':>9s} {'top thr':>7s} {'req/s@top':>9s} "
+        f"{'suite':26s} {'points':>6s} {'wall s':>8s} {'req/s':>9s} {'ev/req':>6s} {'top thr':>7s} {'req/s@top':>9s} "
         f"{'slowest s':>9s}  {'peak MiB':>8s}  slowest point"
     )
     print(header)
@@ -77,11 +81,11 @@ def main() -> None:
         queue: multiprocessing.Queue = context.Queue()
         process = context.Process(target=_measure, args=(topology, threads, queue))
         process.start()
-        name, points, wall, rate, top, rate_top, slow_s, slow, peak, breakdown = queue.get()
+        name, points, wall, rate, per_request, top, rate_top, slow_s, slow, peak, breakdown = queue.get()
         process.join()
         print(
-            f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {top:7d} {rate_top:9.0f} {slow_s:9.2f}  "
-            f"{peak:8.0f}  {slow}",
+            f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {per_request:6.1f} {top:7d} {rate_top:9.0f} "
+            f"{slow_s:9.2f}  {peak:8.0f}  {slow}",
             flush=True,
         )
         for workload, bench, count, seconds, slowest in breakdown:

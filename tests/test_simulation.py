@@ -121,6 +121,9 @@ def test_same_seed_same_numbers_other_seed_other_numbers() -> None:
     b = run_point(system, w, "random_write", 64, seed=9)
     c = run_point(system, w, "random_write", 64, seed=10)
     assert (a.value, a.ci_low, a.ci_high, a.utilization) == (b.value, b.ci_low, b.ci_high, b.utilization)
+    # The engine's cost in events (what bench/ reports per request) is reproducible too, and a
+    # request costs at least one event.
+    assert a.events_total == b.events_total >= a.requests_total > 0
     assert a.value != c.value
 
 

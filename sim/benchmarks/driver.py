@@ -100,6 +100,7 @@ class PointResult:
     pool_occupancy: dict[str, float] = field(default_factory=dict)  # mean slots held / slots, per pool
     requests: int = 0
     requests_total: int = 0  # warm-up included: what the engine simulated
+    events_total: int = 0  # SimPy events scheduled for them (a machine-independent cost, for bench/)
     simulated_s: float = 0.0
     wall_s: float = 0.0
     batches: int = 0  # batches kept for the estimate
@@ -141,6 +142,13 @@ class PointResult:
         if self.last_task_factor is not None:
             out["last_task_factor"] = self.last_task_factor
         return out
+
+
+def scheduled_events(env: simpy.Environment) -> int:
+    """Events the environment has scheduled so far: SimPy numbers them from one counter (``_eid``,
+    SimPy 4; pyproject pins it), which this reads by taking the next number."""
+    counter = getattr(env, "_eid", None)
+    return next(counter) if counter is not None else 0
 
 
 def _model(ctx: RunContext):  # noqa: ANN202 - one of the four file-system models
@@ -186,6 +194,7 @@ def _whole_phase(
     pools: dict[str, float] = {}
     bottleneck = ""
     window = 0.0
+    events = 0
     for replica in range(WHOLE_PHASE_REPLICATIONS):
         env = simpy.Environment()
         streams = Streams(_replica_seed(seed, replica))
@@ -195,6 +204,7 @@ def _whole_phase(
         if op.endswith(("create", "remove")):
             model.prefill_caches()
         env.run(until=model.start_phase(items))
+        events += scheduled_events(env)
         rates.append(workload.phase_rate(threads, model.finish))
         window = env.now
         utilization, bottleneck, pools = _utilization(platform, {}, {}, window)
@@ -214,6 +224,7 @@ def _whole_phase(
         pool_occupancy=dict(sorted(pools.items())),
         requests=items * threads * len(rates),
         requests_total=items * threads * len(rates),
+        events_total=events,
         simulated_s=window,
         wall_s=time.perf_counter() - started,
         batches=len(rates),
@@ -397,6 +408,7 @@ def run_point(
         pool_occupancy=dict(sorted(pools.items())),
         requests=last.count - first.count,
         requests_total=meter.count,
+        events_total=scheduled_events(env),
         simulated_s=window,
         wall_s=time.perf_counter() - started,
         batches=len(amounts) - cut,
