@@ -50,6 +50,36 @@ def test_mmc_mean_response() -> None:
     assert w == pytest.approx(expected, rel=0.03)
 
 
+def test_pool_with_announced_releases_is_an_mmc_queue() -> None:
+    """A pool of 4 slots whose holders announce their release (``release_at``) at arrival, fed by
+    Poisson arrivals with exponential holds, is an M/M/4 queue with FIFO waiting: the mean wait
+    for a slot is Erlang C / (c mu - lambda), and the pool's occupancy is lambda / mu slots."""
+    env = simpy.Environment()
+    pool = Pool(env, "slots", 4)
+    arrivals = Stream(13, "arrivals")
+    holds = Stream(13, "holds")
+    jobs = 100_000
+    waited = [0.0]
+
+    def job(hold: float):  # noqa: ANN202
+        arrived = env.now
+        wait = pool.acquire()
+        if wait is not None:
+            yield wait
+        waited[0] += env.now - arrived
+        pool.release_at(env.now + hold)
+
+    def source():  # noqa: ANN202
+        for _ in range(jobs):
+            yield env.timeout(arrivals.exponential(1.0 / 3.0))
+            env.process(job(holds.exponential(1.0)))
+
+    env.process(source())
+    env.run()
+    assert waited[0] / jobs == pytest.approx(_erlang_c(4, 3.0) / (4.0 - 3.0), rel=0.05)
+    assert pool.done_work() / env.now == pytest.approx(3.0, rel=0.02)
+
+
 def test_fcfs_trace_is_lindley() -> None:
     env = simpy.Environment()
     station = Station(env, "link", 1)
