@@ -3,12 +3,13 @@
 A host command first takes the controller's command engine (1 / IOPS ceiling of one controller).
 A write then crosses the controller's write data path (bytes / the controller's share of the
 array's sequential write rate) into the cache; a read goes to the virtual disk (or the read-ahead
-data) and then crosses the read data path. Writes are acknowledged from the write-back cache: a benchmark that moves
-terabytes through a cache of a few GiB runs with the cache full, so a write is admitted only when
-a destage frees space, and the long-run write rate is the rate at which destages drain it. While
-destaging, the controller keeps every member drive's command queue full: the destages in flight
-per virtual disk are ``hdd_ncq_depth`` x members / (drive commands per destage), e.g. 32 x 10 / 6
-= 53 read-modify-writes of a 4 KiB write on RAID6 8+2, or 32 full-stripe writes.
+data) and then crosses the read data path. Writes are acknowledged from the write-back cache: a
+benchmark that moves terabytes through a cache of a few GiB runs with the cache full, so a write
+is admitted only when a destage frees space, and the long-run write rate is the rate at which
+destages drain it. While destaging, the controller keeps every member drive's command queue
+full: the destages in flight per virtual disk are ``hdd_ncq_depth`` x members / (drive commands
+per destage), e.g. 32 x 10 / 6 = 53 read-modify-writes of a 4 KiB write on RAID6 8+2, or 32
+full-stripe writes.
 
 Reads of a sequential stream are read ahead (:class:`ReadAhead`): two back-to-back reads at
 consecutive addresses of a virtual disk start a stream, and the controller then keeps one stripe

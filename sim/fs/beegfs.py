@@ -298,11 +298,7 @@ class BeeGFSModel:
         """Memory <-> device: the server's PCIe/SAS hops alongside the target I/O."""
         platform = self.ctx.platform
         env = self.ctx.env
-        hops_end = platform.finish_on(route.storage, size, env.now)
-        device_end = platform.target_finish(target, op, offset, size)
-        if device_end is not None:
-            return env.timeout(max(hops_end, device_end) - env.now)
-        return platform.storage_io(target, op, offset, size, hops_end)
+        return platform.storage_wait(target, op, offset, size, platform.finish_on(route.storage, size, env.now))
 
     def _piece(
         self,

@@ -150,10 +150,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         blocks = max(int(platform.raids[mdt].capacity // self.update_bytes), 1)
         offset = stream.integer(blocks) * self.update_bytes
         hops_end = platform.finish_on(hops, self.update_bytes, ctx.env.now)
-        device_end = platform.target_finish(mdt, "write", offset, self.update_bytes)
-        if device_end is not None:
-            return max(hops_end, device_end)
-        return platform.storage_io(mdt, "write", offset, self.update_bytes, hops_end)
+        return platform.storage_end(mdt, "write", offset, self.update_bytes, hops_end)
 
     def _chunk_served(self, target: str, stream: Stream) -> Generator[Event, object, None]:
         """A chunk message that found its target's workers all busy: queue for one, then its CPU."""
@@ -308,12 +305,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         yield platform.cpu(zone).serve(stream.exponential(self.storage_cpu))
         blocks = max(int(platform.raids[target].capacity // 4096), 1)
         offset = stream.integer(blocks) * 4096.0
-        hops_end = platform.finish_on(storage, size, env.now)
-        device_end = platform.target_finish(target, op, offset, size)
-        if device_end is not None:
-            yield env.timeout(max(hops_end, device_end) - env.now)
-        else:
-            yield platform.storage_io(target, op, offset, size, hops_end)
+        yield platform.storage_wait(target, op, offset, size, platform.finish_on(storage, size, env.now))
         pool.release()
         if op == "read":
             yield env.timeout(platform.finish_on(network, size, env.now + delay) - env.now)

@@ -63,6 +63,7 @@ class MetadataModelBase:
         self.ctx = ctx
         self.walk = MdtestWalk(ctx)
         self.workload = self.walk.workload
+        self.shared_start = (0, 0)  # without -u: (directory, item) where every task starts, drawn in start()
 
     def outstanding(self) -> int:
         """Operations the tasks keep in flight at most (sizes the measurement batches)."""
@@ -97,6 +98,9 @@ class MetadataModelBase:
 
     def start(self) -> None:
         """One process per mdtest task."""
+        if not self.walk.unique:  # where all tasks of a shared tree start (see _task)
+            stream = self.ctx.streams("mdtest.shared-start")
+            self.shared_start = (stream.integer(self.walk.dirs), stream.integer(self.walk.per_dir))
         for t in range(self.ctx.threads):
             self.ctx.env.process(self._task(t))
 
@@ -140,7 +144,7 @@ class MetadataModelBase:
             d = stream.integer(walk.dirs)
             i = stream.integer(walk.per_dir)
         else:
-            d, i = self._shared_start()
+            d, i = self.shared_start
         yield env.timeout(stream.uniform() * 1e-5)  # break lock-step start
         while True:
             yield from self.operate(t, client, walk.directory(t, d), i, stream)
@@ -149,12 +153,6 @@ class MetadataModelBase:
             if i == walk.per_dir:
                 i = 0
                 d = (d + 1) % walk.dirs
-
-    def _shared_start(self) -> tuple[int, int]:
-        if not hasattr(self, "_start"):
-            stream = self.ctx.streams("mdtest.shared-start")
-            self._start = (stream.integer(self.walk.dirs), stream.integer(self.walk.per_dir))
-        return self._start
 
     def operate(
         self, t: int, client: str, directory: tuple[int, int], item: int, stream: Stream

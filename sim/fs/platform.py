@@ -179,6 +179,20 @@ class Platform:
             return self.raids[target].io(op, offset, size)
         return self.controllers[controller].io(target, op, offset, size)
 
+    def storage_end(self, target: str, op: str, offset: float, size: float, hops_end: float) -> float | Event:
+        """A target I/O alongside the server's own transfer hops that end at ``hops_end``: the later
+        of the two ends as a time when the target's model computes it at submission (SSD RAID
+        0/1/10, :meth:`target_finish`), else as an event (:meth:`storage_io`)."""
+        device_end = self.target_finish(target, op, offset, size)
+        if device_end is not None:
+            return max(hops_end, device_end)
+        return self.storage_io(target, op, offset, size, hops_end)
+
+    def storage_wait(self, target: str, op: str, offset: float, size: float, hops_end: float) -> Event:
+        """:meth:`storage_end` as an event to wait on."""
+        end = self.storage_end(target, op, offset, size, hops_end)
+        return end if isinstance(end, Event) else self.env.timeout(end - self.env.now)
+
     def storage_io(self, target: str, op: str, offset: float, size: float, hops_end: float) -> Event:
         """A target I/O alongside the server's own transfer hops that end at ``hops_end``: an event
         at the later of the two ends."""
