@@ -98,6 +98,9 @@ def test_format_then_parse_is_identity(value: float, dimension: Dimension) -> No
         ("fast", Dimension.DURATION, "cannot read"),
         (True, Dimension.SIZE, "expected a size"),
         (None, Dimension.SIZE, "expected a size"),
+        ("1e999 GB/s", Dimension.BANDWIDTH, "not a finite quantity"),  # float() overflows to inf
+        ("1e400 us", Dimension.DURATION, "not a finite quantity"),
+        ("1e16 B", Dimension.SIZE, "more than 2"),
     ],
 )
 def test_refusals(value: object, dimension: Dimension, fragment: str) -> None:
