@@ -1,0 +1,159 @@
+"""What every command-line reader of the package shares: the error it raises, the word cursor,
+numbers and sizes as the three programs write them, shell placeholders and workload validation."""
+
+from __future__ import annotations
+
+import re
+from typing import NoReturn
+
+from pydantic import ValidationError
+
+from sim.config.quantities import MAX_THREADS
+from sim.config.workload import Workload
+from sim.errors import Problem, WorkloadError
+
+SOURCE = "--cmd"
+
+PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+_SIZE = re.compile(r"([0-9]+)([kmgKMG]?)")
+BINARY = {"k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def fail(path: str, message: str) -> NoReturn:
+    raise WorkloadError([Problem(SOURCE, None, path, message)])
+
+
+class Cursor:
+    """Walks the tokens of one program's arguments, handing out flag values."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.position = 0
+        self.seen: dict[str, str] = {}
+
+    def next(self) -> str | None:
+        if self.position >= len(self.tokens):
+            return None
+        self.position += 1
+        return self.tokens[self.position - 1]
+
+    def value(self, flag: str, glued: str | None = None, what: str = "a value") -> str:
+        """The argument of ``flag``: glued to it (``-i0``) or the next token."""
+        if glued is not None:
+            return glued
+        token = self.next()
+        if token is None or (token.startswith("-") and len(token) > 1):
+            if token is not None and token[1].isdigit():
+                fail(flag, f"{flag} needs {what}, and {token!r} is negative")
+            fail(flag, f"{flag} needs {what} after it")
+        return token
+
+    def once(self, flag: str, value: str) -> str:
+        """Record a flag that may be given only once; a second, different value is an error."""
+        if flag in self.seen and self.seen[flag] != value:
+            fail(flag, f"{flag} is given twice ({self.seen[flag]} and {value}); give it once")
+        self.seen[flag] = value
+        return value
+
+    def single(self, flag: str, glued: str | None = None, what: str = "a value") -> str:
+        """The argument of a flag that may be given only once (see :meth:`once`)."""
+        return self.once(flag, self.value(flag, glued, what))
+
+
+def whole_number(flag: str, text: str, *, minimum: int = 1) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) < minimum:
+        fail(flag, f"{flag} needs a whole number of at least {minimum}, got {text!r}")
+    return int(text)
+
+
+def thread_count(flag: str, text: str) -> int:
+    """A thread or task count: a whole number from 1 to the most threads pfssim simulates."""
+    count = whole_number(flag, text)
+    if count > MAX_THREADS:
+        fail(flag, f"{flag} {count} is more than the {MAX_THREADS:,} threads pfssim simulates")
+    return count
+
+
+def size_bytes(flag: str, text: str, plain_unit: int, example: str) -> int:
+    """Bytes of ``text``: a whole number with an optional binary k/m/g suffix; a bare number counts ``plain_unit``."""
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        fail(
+            flag,
+            f"cannot read {text!r} as a size; write a whole number with an optional k, m or g suffix, "
+            f"e.g. {flag} {example}",
+        )
+    number, suffix = int(match[1]), match[2].lower()
+    if number == 0:
+        fail(flag, f"{flag} must be positive, got {text!r}")
+    size = number * (BINARY[suffix] if suffix else plain_unit)
+    if size > 2**53:
+        fail(flag, f"{text!r} is more than 2^53 B (9 PB), beyond which byte offsets are not exact")
+    return size
+
+
+def check_placeholders(tokens: list[str]) -> None:
+    """Refuse shell variables (``$Size``, ``${FileSize}G``): the command must be the one that ran."""
+    problems = []
+    for index, token in enumerate(tokens):
+        variable = PLACEHOLDER.search(token)
+        if variable is None:
+            continue
+        before = tokens[index - 1] if index else ""
+        flag = before if before.startswith(("-", "\u2013")) and not token.startswith("-") else token
+        problems.append(
+            Problem(
+                SOURCE,
+                None,
+                flag,
+                f"{token!r} contains the shell variable {variable[0]}; substitute the value the run used "
+                "(a number such as 64 or 8g, or a real path)",
+            )
+        )
+    if problems:
+        raise WorkloadError(problems)
+
+
+def make_workload(
+    *,
+    name: str,
+    title: str,
+    benchmark: str,
+    command: str,
+    ops: list[str],
+    record_size: int,
+    direct_io: bool,
+    fsync: bool,
+    file_size: int,
+    threads: int,
+) -> Workload:
+    """The IOzone or IOR workload one command line runs: one thread count, threads placed round robin
+    (IOzone's ``-+m`` list and ``mpirun --map-by node`` as the documents use them)."""
+    fields = {
+        "name": name,
+        "title": f"{title} from {SOURCE}",
+        "source": SOURCE,
+        "benchmark": benchmark,
+        "command": command,
+        "ops": ops,
+        "record_size": f"{record_size} B",
+        "direct_io": direct_io,
+        "fsync": fsync,
+        "file_size": f"{file_size} B",
+        "threads": [threads],
+        "placement": "round_robin",
+    }
+    try:
+        return Workload.model_validate(fields)
+    except ValidationError as exc:
+        problems = [
+            Problem(
+                SOURCE, None, ".".join(str(p) for p in error["loc"]), str(error["msg"]).removeprefix("Value error, ")
+            )
+            for error in exc.errors()
+        ]
+        raise WorkloadError(problems) from None
+
+
+def is_program(token: str, name: str) -> bool:
+    return token == name or token.endswith("/" + name)

@@ -1,0 +1,136 @@
+"""``parse_command``, which dispatches a command line to its program's reader, and
+``command_mismatches``, which checks a workload file's ``command:`` against its settings."""
+
+from __future__ import annotations
+
+import shlex
+
+from sim.benchmarks.cmdline._words import PLACEHOLDER, check_placeholders, fail, is_program
+from sim.benchmarks.cmdline.ior import parse_ior
+from sim.benchmarks.cmdline.iozone import parse_iozone
+from sim.benchmarks.cmdline.launcher import LAUNCHER_NP, parse_launcher
+from sim.benchmarks.cmdline.mdtest import parse_mdtest
+from sim.config.units import Dimension, format_quantity
+from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
+from sim.errors import WorkloadError
+
+
+def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
+    """The workload a real ``iozone ...``, ``mpirun ... ior ...`` or ``mpirun ... mdtest ...`` line runs.
+
+    Raises :class:`WorkloadError` (file ``--cmd``, path = the offending flag) for anything pfssim cannot
+    model faithfully: unknown or unsupported flags, shell placeholders, missing thread or task counts.
+    """
+    try:
+        tokens = shlex.split(text)
+    except ValueError as exc:
+        fail("", f"cannot split the command into words ({exc}); check its quotes")
+    if not tokens:
+        fail("", "the command is empty; give an iozone or mpirun ... ior command line")
+    check_placeholders(tokens)
+    program = tokens[0]
+    if is_program(program, "iozone"):
+        return parse_iozone(tokens, text, name)
+    if program in ("mpirun", "mpiexec") or is_program(program, "mpirun") or is_program(program, "mpiexec"):
+        tasks, start = parse_launcher(tokens)
+        if is_program(tokens[start], "mdtest"):
+            return parse_mdtest(tokens[start + 1 :], text, name, tasks)
+        return parse_ior(tokens[start + 1 :], text, name, tasks)
+    if is_program(program, "ior"):
+        fail("-np", "IOR needs an MPI launcher with the task count: mpirun -np N ior ...")
+    if is_program(program, "mdtest"):
+        fail("-np", "mdtest needs an MPI launcher with the task count: mpirun -np N mdtest ...")
+    fail(
+        program,
+        f"pfssim reads IOzone (iozone ...), IOR (mpirun -np N ior ...) and mdtest (mpirun -np N mdtest ...) "
+        f"command lines, not {program!r}",
+    )
+
+
+# ------------------------------------------------------------------------------ a workload's own command
+
+#: Settings a workload file's ``command:`` must agree with. Thread counts and sizes are left out:
+#: they vary over the sweep, and the command gives them as shell variables.
+_SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement")
+_MDTEST_SETTINGS = (
+    *("benchmark", "placement", "files_only", "dirs_only", "unique_dir", "depth", "leaf_only"),
+    *("items_per_dir", "write_bytes", "read_bytes", "sync", "iterations"),
+)
+
+
+def _sweep_value(workload: AnyWorkload, program: str, flag: str, threads: int) -> str | None:
+    """What a shell variable after ``flag`` stands for at ``threads`` threads, from the workload's fields."""
+    if flag in ("-t", *LAUNCHER_NP) and program in ("iozone", "mpirun"):
+        return str(threads)
+    if isinstance(workload, Workload):
+        size = int(workload.file_size_for(threads))
+        if program == "iozone" and flag == "-s":
+            return f"{size // 1024}k" if size % 1024 == 0 else None
+        if program == "ior" and flag == "-b":
+            return str(size)
+        return None
+    if program == "mdtest" and flag == "-b":
+        return str(workload.branching_for(threads))
+    if program == "mdtest" and flag == "-n" and workload.items is not None:
+        return str(workload.items)
+    return None
+
+
+def _substitute(line: str, workload: AnyWorkload, threads: int) -> str:
+    """``line`` with each shell variable replaced: by the workload's value where the flag before it
+    sets a thread count or a size, else (a path or host file) by a plain word."""
+    tokens = shlex.split(line)
+    program = "iozone" if tokens and is_program(tokens[0], "iozone") else "mpirun"
+    for index, token in enumerate(tokens):
+        if is_program(token, "ior") or is_program(token, "mdtest"):
+            program = "ior" if is_program(token, "ior") else "mdtest"
+        if PLACEHOLDER.search(token) is None:
+            continue
+        flag = tokens[index - 1] if index else ""
+        value = _sweep_value(workload, program, flag, threads)
+        tokens[index] = value if value is not None else PLACEHOLDER.sub("x", token)
+    return shlex.join(tokens)
+
+
+def command_mismatches(workload: AnyWorkload) -> list[str]:
+    """How a workload file's ``command:`` (the document's command lines, one per line) disagrees with
+    the settings pfssim simulates; empty when it agrees or there is no command.
+
+    Each line is read as ``--cmd`` reads it, with its shell variables standing for the workload's own
+    thread count and size at its first thread count; a line pfssim cannot read is reported too.
+    """
+    if not workload.command:
+        return []
+    lines = [line for line in workload.command.replace("\\\n", " ").splitlines() if line.strip()]
+    settings: tuple[str, ...] = _SETTINGS
+    if isinstance(workload, MdtestWorkload):
+        # Under the total_files rule -b changes with the thread count (a shell variable); else it is fixed.
+        settings = _MDTEST_SETTINGS + (("branching", "items") if workload.total_files is None else ())
+    problems: list[str] = []
+    ops: list[str] = []
+    for number, line in enumerate(lines, 1):
+        where = f"line {number} of the command" if len(lines) > 1 else "the command"
+        try:
+            parsed = parse_command(_substitute(line, workload, workload.threads[0]), name=workload.name)
+        except ValueError as exc:  # shlex: unbalanced quotes
+            problems.append(f"{where} cannot be split into words ({exc})")
+            continue
+        except WorkloadError as exc:
+            problems += [f"{where}: {p.path + ': ' if p.path else ''}{p.message}" for p in exc.problems]
+            continue
+        ops += [op for op in parsed.ops if op not in ops]
+        for key in settings:
+            mine, theirs = getattr(workload, key), getattr(parsed, key)
+            if mine != theirs:
+                problems.append(f"{where} gives {key} {_shown(key, theirs)}, the workload {_shown(key, mine)}")
+    if not problems and set(ops) != set(workload.ops):
+        problems.append(f"the command runs {', '.join(ops)}; the workload lists ops {', '.join(workload.ops)}")
+    return problems
+
+
+def _shown(key: str, value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key in ("record_size", "write_bytes", "read_bytes") and isinstance(value, float):
+        return format_quantity(value, Dimension.SIZE)
+    return str(value)

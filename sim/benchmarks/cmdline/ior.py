@@ -1,0 +1,141 @@
+"""IOR command lines (``mpirun -np 64 ior -a POSIX -w -r -t 16m -b 128g ...``) read as a :class:`Workload`.
+
+Options follow IOR's ``parse_options.c``: sizes without a suffix are bytes, and a value may be glued
+to its flag or follow an ``=`` (``-t16m``, ``-t=16m``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sim.benchmarks.cmdline._words import Cursor, fail, make_workload, size_bytes, whole_number
+from sim.config.workload import Workload, ior_size_problem
+
+IOR_NO_EFFECT = {
+    "-E": "reuses an existing test file instead of removing it first; no effect on the modelled phase",
+    "-k": "keeps the test file after the run; no effect on the modelled phase",
+    "-g": "adds barriers between open, transfer and close; pfssim starts all tasks together anyway",
+    "-C": "reorders tasks so each reads back data written from another node, which defeats the client cache; "
+    "pfssim does not model client-cache hits on read-back",
+}
+IOR_NO_EFFECT_WITH_VALUE = {
+    "-d": "delay between repetitions; no effect on the modelled phase",
+    "-i": "number of repetitions; pfssim reports the steady state",
+    "-o": "test file path; pfssim uses the file system of the topology",
+    "-Q": "task-per-node offset used by -C; pfssim does not model client-cache hits on read-back",
+}
+IOR_REFUSED = {
+    "-Y": "fsync after every write is not modelled (-e, one fsync as each file is closed, is)",
+    "-z": "random offsets are not modelled; pfssim models IOR's sequential transfers (use IOzone -i 2 for random)",
+}
+_IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -e and O_DIRECT"
+_IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", *IOR_NO_EFFECT_WITH_VALUE}
+_IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
+
+
+def _ior_option(flag: str, value: str) -> bool | None:
+    """Apply one ``-O key=value``; returns the O_DIRECT setting it makes, if any."""
+    key, _, setting = value.partition("=")
+    if key == "useO_DIRECT" and setting in ("0", "1"):
+        return setting == "1"
+    if key == "summaryFormat" and setting:
+        return None  # output format only
+    fail(flag, f"unsupported IOR option -O {value} (pfssim reads -O useO_DIRECT=0|1 and -O summaryFormat=...)")
+
+
+def _split_ior(token: str) -> tuple[str, str | None]:
+    """``-t16m`` or ``-t=16m`` -> (``-t``, ``16m``): IOR's option parser (``option.c``) takes the
+    rest of a short option as its value, or what follows the first ``=``."""
+    if token.startswith("-") and not token.startswith("--") and len(token) > 2 and not re.fullmatch(r"-v+", token):
+        flag, rest = token[:2], token[2:]
+        if flag == "-O" and not rest.startswith("="):
+            # IOR splits "-OuseO_DIRECT=1" at its "=" and passes "1" to -O.
+            fail(flag, f"IOR would read {token} as -O with the value after its '='; write -O {rest}")
+        if flag in _IOR_VALUE_FLAGS:
+            return flag, rest.removeprefix("=")
+        if flag in _IOR_SWITCHES:
+            # IOR 3.3's parser looks at the first letter only; IOR 3.0's getopt read every letter.
+            split = f", e.g. {' '.join('-' + c for c in token[1:])}" if rest.isalpha() else ""
+            fail(
+                token,
+                f"IOR 3.3 reads {token} as {flag} alone and ignores {rest!r} (older IOR read each letter as a "
+                f"flag); give each flag separately{split}",
+            )
+    return token, None
+
+
+def parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
+    cursor = Cursor(tokens)
+    write = read = direct = fsync = per_process = False
+    transfer: int | None = None
+    block: int | None = None
+    segments = 1
+    while (raw := cursor.next()) is not None:
+        token, glued = _split_ior(raw)
+        if glued is not None:
+            cursor.tokens.insert(cursor.position, glued)  # the value is then read as the next token
+        if token == "-a":
+            api = cursor.single(token, None, "an API name")
+            if api.upper() != "POSIX":
+                fail(token, f"IOR API {api} is not modelled; pfssim models -a POSIX")
+        elif token == "-w":
+            write = True
+        elif token == "-r":
+            read = True
+        elif token == "-e":
+            fsync = True
+        elif token == "-F":
+            per_process = True
+        elif token in ("-B", "--posix.odirect"):
+            direct = True
+        elif token == "-O":
+            for item in cursor.value(token, None, "key=value").split(","):
+                setting = _ior_option(token, item)
+                direct = direct if setting is None else setting
+        elif token == "-t":
+            transfer = size_bytes(token, cursor.single(token, None, "a transfer size"), 1, "16m")
+        elif token == "-b":
+            block = size_bytes(token, cursor.single(token, None, "a block size"), 1, "16g")
+        elif token == "-s":
+            segments = whole_number(token, cursor.single(token, None, "a segment count"))
+        elif token in ("-i", "-Q"):
+            whole_number(token, cursor.value(token, None, "a whole number"))
+        elif token == "-d":
+            whole_number(token, cursor.value(token, None, "a delay in seconds"), minimum=0)
+        elif re.fullmatch(r"-v+", token) or token in IOR_NO_EFFECT:
+            continue  # -v, -vv, ...: verbosity
+        elif token in IOR_NO_EFFECT_WITH_VALUE:
+            cursor.value(token)
+        elif token in IOR_REFUSED:
+            fail(token, f"{token}: {IOR_REFUSED[token]}")
+        elif token.startswith("-"):
+            fail(token, f"unsupported flag {token} ({_IOR_MODELS})")
+        else:
+            fail(token, f"unexpected argument {token!r}; IOR takes only flags ({_IOR_MODELS})")
+    if transfer is None:
+        fail("-t", "missing -t: give the transfer size, e.g. -t 16m (IOR's 256 KiB default is rarely what was meant)")
+    if block is None:
+        fail("-b", "missing -b: give the block size per task, e.g. -b 16g (IOR's 1 MiB default fits in any cache)")
+    for flag, size, what in (("-t", transfer, "transfer"), ("-b", block, "block")):
+        if problem := ior_size_problem(size, what):
+            fail(flag, problem)
+    if block % transfer:
+        fail(
+            "-b",
+            f"the block size ({block} B) must be a multiple of the transfer size -t ({transfer} B), as IOR requires",
+        )
+    if not (write or read):
+        write = read = True  # IOR runs both when neither -w nor -r is given
+    layout = "N-N (file per process)" if per_process else "N-1 (shared file)"
+    return make_workload(
+        name=name,
+        title=f"IOR sequential {layout}",
+        benchmark="ior_seq_nn" if per_process else "ior_seq_n1",
+        command=text,
+        ops=[op for op, on in (("write", write), ("read", read)) if on],
+        record_size=transfer,
+        direct_io=direct,
+        fsync=fsync,
+        file_size=block * segments,
+        threads=tasks,
+    )
