@@ -28,7 +28,8 @@ from sim.validation.dataset import (
     load_known_misses,
     parse_published,
 )
-from sim.validation.report import build_report, render_html, render_markdown, to_json, write_report
+from sim.validation.document import build_report, render_html, render_markdown, write_report
+from sim.validation.report import to_json
 from sim.validation.run import reproduce, select
 from sim.validation.score import ErrorSummary, Reproduction, UnscoredRun, compare, curves_of
 from sim.validation.shapes import (

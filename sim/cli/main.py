@@ -289,15 +289,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     """``pfssim reproduce``: check the arguments, simulate and score, render; exit 1 on any miss."""
     from sim.report.files import check_output_folder
     from sim.validation.dataset import load_datasets
+    from sim.validation.document import check_report_path, write_report
     from sim.validation.figures import write_figures
-    from sim.validation.report import (
-        check_report_path,
-        parameters_json,
-        render_console,
-        render_parameters,
-        to_json,
-        write_report,
-    )
+    from sim.validation.report import parameters_json, render_console, render_parameters, to_json
     from sim.validation.run import reproduce, select
 
     if args.parameters:
