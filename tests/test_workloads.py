@@ -314,7 +314,7 @@ def test_thread_override_checks_the_file_holds_a_record() -> None:
 
 
 def test_settings_of_another_file_system_are_refused() -> None:
-    from sim.benchmarks.driver import check_runnable
+    from sim.benchmarks.runnable import check_runnable
     from sim.errors import PfssimError
     from sim.topology.build import load_system
 
@@ -353,7 +353,7 @@ def test_unknown_benchmark_is_the_only_finding(tmp_path: Path) -> None:
 def test_files_larger_than_the_file_system_are_refused() -> None:
     """256 threads x 1000 GiB is 275 TB; the EDR system holds 209 TB (pfssim show). N-1 counts one
     block per task, GPFS data replicas count twice."""
-    from sim.benchmarks.driver import check_runnable, data_bytes
+    from sim.benchmarks.runnable import check_runnable, data_bytes
     from sim.errors import PfssimError
     from sim.topology.build import load_system
     from sim.topology.capacity import capacity
@@ -381,7 +381,7 @@ def test_files_larger_than_the_file_system_are_refused() -> None:
 
 
 def test_small_buffered_calls_on_beegfs_are_refused_not_guessed() -> None:
-    from sim.benchmarks.driver import check_runnable
+    from sim.benchmarks.runnable import check_runnable
     from sim.topology.build import load_system
 
     beegfs = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
@@ -397,7 +397,7 @@ def test_small_buffered_calls_on_beegfs_are_refused_not_guessed() -> None:
 def test_unflushed_gpfs_writes_that_fit_in_the_pagepool_are_refused() -> None:
     """Without -e IOzone times writes until they are in the pagepool: a file that fits there is
     timed as memory copies, which pfssim does not model. Larger files, -e or O_DIRECT are fine."""
-    from sim.benchmarks.driver import check_runnable
+    from sim.benchmarks.runnable import check_runnable
     from sim.topology.build import load_system
 
     gpfs = load_system(ROOT / "topologies" / "pixstor-large.yaml")  # 16 clients, 32 GiB pagepools

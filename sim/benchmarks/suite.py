@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, check_runnable, run_point, run_workload
+from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_point, run_workload
 from sim.benchmarks.result import RunResult
+from sim.benchmarks.runnable import check_runnable
 from sim.benchmarks.workloads import find_workload
 from sim.config.workload import AnyWorkload
 from sim.errors import Problem, WorkloadError

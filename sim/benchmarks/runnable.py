@@ -1,0 +1,126 @@
+"""What a system can run: the refusals made before anything is simulated.
+
+A workload is refused, with a message saying why and what to change, when its files do not fit
+in the system's usable capacity, when it sets another file system's options, or when its calls
+would take a path pfssim does not model (BeeGFS's client buffer cache for small buffered calls,
+GPFS writes timed as copies into a pagepool they fit in).
+"""
+
+from __future__ import annotations
+
+from sim.config.system import GpfsSpec
+from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
+from sim.errors import PfssimError, WorkloadError
+from sim.topology.capacity import capacity
+from sim.topology.model import System
+
+
+def data_bytes(system: System, workload: AnyWorkload, threads: int) -> float:
+    """Bytes a point's files occupy on the data targets (with GPFS data replicas)."""
+    if isinstance(workload, MdtestWorkload):
+        size = workload.total_items(threads) * workload.write_bytes
+    else:  # N-N: a file per thread; N-1: one block of the shared file per task
+        size = workload.file_size_for(threads) * threads
+    fs = system.spec.filesystem
+    return size * (fs.data_replicas if isinstance(fs, GpfsSpec) else 1)
+
+
+# tuneFileCacheBufSize of the BeeGFS client (beegfs-client.conf default 524288): buffered calls at
+# least this large bypass the client's cache (research notes 1.5).
+BEEGFS_CACHE_BUF_SIZE = 512 * 1024
+
+
+def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) -> None:
+    """Refuse buffered GPFS writes without fsync whose files fit in their client's pagepool.
+
+    Without ``-e`` IOzone and IOR stop the clock when the last record is in the pagepool, not on the
+    disks. pfssim predicts the write-behind steady state, which is what they report when a file is
+    much larger than the pagepool share of its stream (the unflushed tail is a small part of it);
+    a file that fits in that share is timed as memory copies alone, which pfssim does not model.
+    """
+    if not set(workload.ops) & {"write", "random_write"}:
+        return
+    pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
+    clients = len(system.clients)
+    small = [
+        t
+        for t in workload.threads
+        if workload.file_size_for(t) <= pagepool / -(-t // clients)  # the share of one of a node's streams
+    ]
+    if small:
+        raise WorkloadError(
+            [
+                workload.problem(
+                    "fsync",
+                    f"at {', '.join(map(str, small))} threads each file fits in its stream's share of the "
+                    f"{pagepool / 2**30:g} GiB client pagepool, so without fsync (-e) the writes are timed "
+                    "as copies into memory, which pfssim does not model; add fsync (-e) or use larger files",
+                )
+            ]
+        )
+
+
+def check_runnable(system: System, workload: AnyWorkload) -> None:
+    """Refuse, before anything is simulated, a workload the system cannot run."""
+    if not system.storage_targets and not isinstance(workload, MdtestWorkload):
+        raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
+    if system.storage_targets:
+        usable = capacity(system).usable_B
+        threads = max(workload.threads, key=lambda t: data_bytes(system, workload, t))
+        needed = data_bytes(system, workload, threads)
+        if needed > usable:
+            raise PfssimError(
+                f"{workload.name}: at {threads} threads its files need {needed / 1e12:.4g} TB, more than the "
+                f"{usable / 1e12:.4g} TB {system.name} holds (usable capacity, as pfssim show reports it); "
+                "lower the file size or the thread counts"
+            )
+    if isinstance(workload, Workload):
+        kind = system.spec.filesystem.kind
+        if workload.stripe is not None and kind != "beegfs":
+            raise WorkloadError(
+                [workload.problem("stripe", f"a BeeGFS setting (beegfs-ctl --setpattern); {system.name} runs {kind}")]
+            )
+        if workload.gpfs_pagepool_client is not None and kind != "gpfs":
+            raise WorkloadError(
+                [workload.problem("gpfs_pagepool_client", f"a GPFS setting; {system.name} runs {kind}")]
+            )
+        fs = system.spec.filesystem
+        if kind == "beegfs" and not workload.direct_io and workload.record_size < BEEGFS_CACHE_BUF_SIZE:
+            raise WorkloadError(
+                [
+                    workload.problem(
+                        "direct_io",
+                        f"buffered calls of {workload.record_size / 2**10:g} KiB go through the BeeGFS client's "
+                        "buffer cache (tuneFileCacheType = buffered; calls of 512 KiB or more bypass it), which "
+                        "pfssim does not model; use O_DIRECT (direct_io: true, IOzone -I, IOR -B) or records of "
+                        "at least 512 KiB",
+                    )
+                ]
+            )
+        if isinstance(fs, GpfsSpec) and workload.gpfs_pagepool_client is not None:
+            # The topology's own pagepool is checked against memory when the topology is built.
+            pagepool = workload.gpfs_pagepool_client
+            if pagepool < fs.block_size:
+                raise WorkloadError(
+                    [
+                        workload.problem(
+                            "gpfs_pagepool_client",
+                            f"a client pagepool of {pagepool:.0f} B cannot hold one {fs.block_size / 2**20:g} MiB "
+                            "file-system block (GPFS stages data through the pagepool a block buffer at a time)",
+                        )
+                    ]
+                )
+            for client in system.clients:
+                memory = system.client_memory.get(client)
+                if memory is not None and pagepool >= memory:
+                    raise WorkloadError(
+                        [
+                            workload.problem(
+                                "gpfs_pagepool_client",
+                                f"a client pagepool of {pagepool / 2**30:g} GiB does not fit in the "
+                                f"{memory / 2**30:g} GiB of {client} (GPFS pins the pagepool in memory)",
+                            )
+                        ]
+                    )
+        if isinstance(fs, GpfsSpec) and not workload.direct_io and not workload.fsync:
+            _check_unflushed_writes(system, workload, fs)
