@@ -270,6 +270,14 @@ def test_batch_estimate_interval() -> None:
     assert est.high - est.mean == pytest.approx(t95(3) * sd / 2)
 
 
+def test_batch_estimate_edges() -> None:
+    # A very noisy series: the interval's lower end stops at zero (a rate is never negative).
+    assert batch_estimate([1.0, 100.0, 1.0, 100.0], [1.0] * 4).low == 0.0
+    # A point that moved nothing has no finite relative width (and does not divide by zero).
+    assert batch_estimate([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]).rel_half_width == math.inf
+    assert batch_estimate([], []).mean == 0.0
+
+
 def test_batch_estimate_is_total_amount_over_total_time() -> None:
     # Batches of unequal length: the rate is 40 / 3, not the mean of the batch rates (10 and 15).
     assert batch_estimate([10.0, 30.0], [1.0, 2.0]).mean == pytest.approx(40 / 3)
@@ -304,6 +312,11 @@ def test_mser_says_when_the_transient_has_not_ended() -> None:
     cut, settled = mser_cut(rates)
     assert not settled
     assert cut == 6
+
+
+def test_mser_keeps_a_noiseless_series_whole() -> None:
+    # Every cut ties (the statistic is 0): the earliest wins, and the series has settled.
+    assert mser_cut([5.0] * 10) == (0, True)
 
 
 def test_mser_needs_a_few_batches() -> None:

@@ -407,11 +407,9 @@ cpus:
 """
 
 
-def test_a_slow_upi_between_the_hca_and_the_drive_sets_the_ceiling_and_the_rate(tmp_path: Path) -> None:
-    """tiny.yaml with the storage server's HCA on socket 0 and its drive and service on socket 1,
-    joined by one 2 GB/s UPI link: every byte read crosses the UPI, which is slower than the drive
-    (3.2 GB/s) and the link (12.4 GB/s). The max-flow ceiling is the UPI's rate, with the UPI as
-    its minimum cut, and the simulated reads reach it and name it without going past it."""
+def _slow_upi_tiny(tmp_path: Path, *, drive_on_socket1: bool) -> Path:
+    """tiny.yaml on a two-socket CPU with one 2 GB/s UPI link; the HCA is on socket 0, the drive and
+    its service on socket 1 or, with ``drive_on_socket1`` false, on socket 0 beside the HCA."""
     parts = tmp_path / "parts"
     parts.mkdir()
     for catalogue in (ROOT / "topologies" / "parts").glob("*.yaml"):
@@ -425,15 +423,26 @@ def test_a_slow_upi_between_the_hca_and_the_drive_sets_the_ceiling_and_the_rate(
             "  - name: storage\n    part: poweredge-r740xd\n",
             "  - name: storage\n    part: poweredge-r740xd\n    cpu: test-slow-upi\n",
         ),
-        ("edr, switch: ib}]\n        # 16 TB", "edr, switch: ib}]\n      - # 16 TB"),  # the drive's zone: socket 1
         ("services: [{kind: beegfs-storage}]", "services: [{kind: beegfs-storage, interfaces: all}]"),
     ]
+    if drive_on_socket1:
+        edits.append(("edr, switch: ib}]\n        # 16 TB", "edr, switch: ib}]\n      - # 16 TB"))
+    else:  # an empty socket 1, so that the server has a UPI
+        edits.append(("interfaces: all}]\n", "interfaces: all}]\n      - {}\n"))
     text = TINY.read_text()
     for old, new in edits:
         assert text.count(old) == 1, "test fixture out of date"
         text = text.replace(old, new)
     (tmp_path / "tiny.yaml").write_text(text)
-    system = load_system(tmp_path / "tiny.yaml")
+    return tmp_path / "tiny.yaml"
+
+
+def test_a_slow_upi_between_the_hca_and_the_drive_sets_the_ceiling_and_the_rate(tmp_path: Path) -> None:
+    """tiny.yaml with the storage server's HCA on socket 0 and its drive and service on socket 1,
+    joined by one 2 GB/s UPI link: every byte read crosses the UPI, which is slower than the drive
+    (3.2 GB/s) and the link (12.4 GB/s). The max-flow ceiling is the UPI's rate, with the UPI as
+    its minimum cut, and the simulated reads reach it and name it without going past it."""
+    system = load_system(_slow_upi_tiny(tmp_path, drive_on_socket1=True))
     assert system.zone_of["storage.numa0.hca0"] == "storage.numa0"
     assert "storage.numa1.target0" in system.storage_targets
     bound = summarize(system).read
@@ -442,3 +451,18 @@ def test_a_slow_upi_between_the_hca_and_the_drive_sets_the_ceiling_and_the_rate(
     point = run_point(system, _workload(), "read", 16, seed=2)
     assert point.bottleneck == "storage.upi.up"
     assert 0.95 * 2e9 <= point.value <= 2e9 * 1.001
+
+
+def test_traffic_within_a_socket_does_not_cross_the_upi(tmp_path: Path) -> None:
+    """The same slow UPI with the drive beside the HCA on socket 0: no byte crosses the UPI, so the
+    drive (3.2 GB/s), not the 2 GB/s UPI, sets the ceiling and the simulated reads pass 2 GB/s."""
+    system = load_system(_slow_upi_tiny(tmp_path, drive_on_socket1=False))
+    assert set(system.upi_of) == {"storage.numa0", "storage.numa1"}
+    assert system.zone_of["storage.numa0.hca0"] == "storage.numa0"
+    assert "storage.numa0.target0" in system.storage_targets
+    bound = summarize(system).read
+    assert "upi" not in [b.kind for b in bound.bottlenecks]
+    assert bound.Bps > 3e9
+    point = run_point(system, _workload(), "read", 16, seed=2)
+    assert "upi" not in point.bottleneck
+    assert point.value > 2.5e9

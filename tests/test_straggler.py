@@ -33,6 +33,17 @@ def test_completion_spread_by_hand() -> None:
     assert last_task_factor([9.0, 11.0], 1.0, 100.0) == pytest.approx(1 / (1 + delta * z2))
 
 
+def test_a_window_longer_than_a_task_keeps_the_windows_spread() -> None:
+    # Tasks that would finish within the window (5 units each, at 10 a second, in a 10 s window):
+    # their completion spread is the window's own, not scaled up by sqrt(window / task time).
+    assert completion_spread([9.0, 11.0], 10.0, 5.0) == pytest.approx(math.sqrt(2) / 10)
+
+
+def test_no_window_or_no_work_claims_no_spread() -> None:
+    assert completion_spread([9.0, 11.0], 0.0, 100.0) == 0.0
+    assert completion_spread([9.0, 11.0], 1.0, 0.0) == 0.0
+
+
 def test_no_spread_means_no_loss() -> None:
     assert last_task_factor([5.0] * 64, 2.0, 1e6) == 1.0
     assert last_task_factor([7.0], 2.0, 1e6) == 1.0  # one task is its own last task
