@@ -362,3 +362,56 @@ def test_me4_write_is_done_at_the_later_of_its_admission_and_the_hosts_transfer(
     env.run(until=done)
     assert env.now == pytest.approx(max(admitted, hops_end))
     assert controller.write_path.done_work() == pytest.approx(2**20 / 4e9)
+
+
+def test_raid0_unaligned_and_repeated_offsets_split_by_chunk() -> None:
+    """256 KiB chunks over 4 members: a 256 KiB write at 128 KiB straddles members 0 and 1; two
+    512 KiB writes at 0 and 512 KiB cover members 0-1 and then 2-3 (the split is by offset, not
+    only by size)."""
+    env = simpy.Environment()
+    members = [_ssd(env, i) for i in range(4)]
+    raid = RaidDevice(env, "r0", 0, members, 256 * 1024)
+    raid.finish_time("write", 128 * 1024, 256 * 1024)
+    assert [m.bytes["write"] for m in members] == [128 * 1024, 128 * 1024, 0, 0]
+    members = [_ssd(env, i) for i in range(4)]
+    raid = RaidDevice(env, "r0", 0, members, 256 * 1024)
+    raid.finish_time("write", 0, 512 * 1024)
+    raid.finish_time("write", 512 * 1024, 512 * 1024)
+    assert [m.bytes["write"] for m in members] == [256 * 1024] * 4
+
+
+def test_a_mirrored_write_ends_with_its_slower_copy() -> None:
+    env = simpy.Environment()
+    members = [_ssd(env, i) for i in range(2)]
+    raid = RaidDevice(env, "r1", 1, members, 256 * 1024)
+    busy_until = members[1].finish_time("write", 2**30, 2**20)  # member 1 is 0.5 ms behind
+    end = raid.finish_time("write", 0, 4096)
+    assert end > busy_until
+    assert end > 2 * _ssd(env, 9).finish_time("write", 0, 4096)
+    assert raid.member_commands("write", 4096) == 2  # one per copy
+
+
+def test_raid10_stripes_over_mirrored_pairs() -> None:
+    env = simpy.Environment()
+    members = [_ssd(env, i) for i in range(4)]
+    raid = RaidDevice(env, "r10", 10, members, 256 * 1024)
+    assert raid.capacity == 2 * SSD.capacity
+    raid.finish_time("write", 0, 512 * 1024)  # one chunk to each pair, both copies
+    assert [m.bytes["write"] for m in members] == [256 * 1024] * 4
+
+
+def test_raid5_has_one_parity_chunk() -> None:
+    env = simpy.Environment()
+    members = [_ssd(env, i) for i in range(5)]
+    raid = RaidDevice(env, "r5", 5, members, 256 * 1024)
+    assert raid.capacity == 4 * SSD.capacity
+    env.run(until=raid.io("write", 4096, 4096))  # read-modify-write of data and P
+    assert sum(1 for m in members if m.bytes["write"]) == 2
+    assert sum(m.engine.visits for m in members) == 4
+    assert raid.member_commands("write", 4096) == 4
+
+
+def test_parity_reads_touch_data_members_only() -> None:
+    env = simpy.Environment()
+    raid, _ = _raid6(env)
+    assert raid.member_commands("read", 16 * 512 * 1024) == 8  # two stripes: still 8 data members

@@ -466,3 +466,15 @@ def test_traffic_within_a_socket_does_not_cross_the_upi(tmp_path: Path) -> None:
     point = run_point(system, _workload(), "read", 16, seed=2)
     assert "upi" not in point.bottleneck
     assert point.value > 2.5e9
+
+
+def test_threads_are_counted_per_client_round_robin() -> None:
+    """18 threads on 16 clients: threads 0-15 take one client each and 16-17 the first two again."""
+    from sim.benchmarks.workloads import find_workload
+
+    system = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    ctx = build_model(system, find_workload("beegfs-hp-iozone-seq"), "write", 18).ctx
+    clients = system.clients
+    assert len(clients) == 16
+    assert [ctx.threads_on(c) for c in clients] == [2, 2] + [1] * 14
+    assert [ctx.client_of(t) for t in (0, 15, 16, 17)] == [clients[0], clients[15], clients[0], clients[1]]
