@@ -73,4 +73,5 @@ def render_run(result: RunResult, console: Console) -> None:
             "* interval wider than the requested precision (the point's request budget was reached, or an "
             "MDtest phase small enough to simulate whole varies that much between its runs)"
         )
-    console.print(f"seed {result.seed}; {len(result.points)} points in {result.wall_s:.1f} s")
+    count = len(result.points)
+    console.print(f"seed {result.seed}; {count} point{'' if count == 1 else 's'} in {result.wall_s:.1f} s")

@@ -1,0 +1,101 @@
+"""The ``pfssim run`` tables (sim/report/run.py) on hand-made points: every cell and note a reader
+relies on, with values chosen so that each formatting rule shows."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from sim.benchmarks.cmdline import parse_command
+from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult
+from sim.benchmarks.result import RunResult
+from sim.report.run import bottleneck_text, format_value, render_run
+from sim.topology.build import load_system
+from tests.conftest import ROOT
+
+RANDOM = parse_command("iozone -i 2 -r 4k -I -s 1g -t 4", name="rand")
+IOR = parse_command("mpirun -np 4 ior -w -t 1m -b 1g", name="shared")
+MDTEST = parse_command("mpirun -np 4 mdtest -d /d -F -C -u -I 16 -b 1 -z 0", name="meta")
+
+
+def _point(workload, op: str, threads: int, value: float, unit: str, **fields) -> PointResult:  # noqa: ANN001
+    settings = {
+        "ci_low": value * 0.95,
+        "ci_high": value * 1.05,
+        "bottleneck": "storage.numa0.target0",
+        "bottleneck_utilization": 0.9,
+        "converged": True,
+    } | fields
+    return PointResult(workload.name, workload.benchmark, op, threads, value, unit=unit, **settings)
+
+
+def _render(points: list[PointResult], workloads: list) -> str:  # noqa: ANN001
+    system = load_system(ROOT / "tests" / "data" / "tiny.yaml")
+    result = RunResult(system, workloads, 7, DEFAULT_PRECISION, points, wall_s=1.25)
+    out = io.StringIO()
+    render_run(result, Console(file=out, width=200, color_system=None))
+    return out.getvalue()
+
+
+def _row(text: str, *cells: str) -> str:
+    """The table line holding every one of ``cells``."""
+    rows = [line for line in text.splitlines() if all(cell in line for cell in cells)]
+    assert len(rows) == 1, f"expected one row with {cells}:\n{text}"
+    return rows[0]
+
+
+def test_each_benchmark_shows_its_own_unit() -> None:
+    assert format_value(12.5e9, "B/s", "iozone_seq_nn") == "12.5 GB/s"
+    assert format_value(3.6e6, "op/s", "iozone_random_nn") == "3.6 M IOPS"
+    assert format_value(232.2e3, "op/s", "mdtest") == "232.2 K op/s"
+
+
+@pytest.mark.parametrize(
+    ("utilization", "shown"),
+    [(0.3, "latency; busiest storage.hca0"), (0.9, "storage.hca0"), (0.5, "storage.hca0")],
+)
+def test_a_point_below_half_busy_is_latency_bound(utilization: float, shown: str) -> None:
+    assert bottleneck_text("storage.hca0", utilization) == shown
+    assert bottleneck_text("", 0.1) == "latency"
+
+
+def test_the_tables_cells_and_notes() -> None:
+    points = [
+        _point(RANDOM, "random_read", 4, 20_000.0, "op/s", ci_low=19_000.0, ci_high=21_000.0),
+        _point(RANDOM, "random_write", 4, 10_000.0, "op/s", bottleneck_utilization=0.3, converged=False),
+        _point(IOR, "write", 4, 2.0e9, "B/s", last_task_factor=0.99),
+        _point(MDTEST, "create", 4, 5_000.0, "op/s"),
+    ]
+    text = _render(points, [RANDOM, IOR, MDTEST])
+    # Values, with the interval as a half width relative to the value.
+    assert "20 K IOPS" in _row(text, "random_read")
+    assert "± 5.0%" in _row(text, "random_read")
+    assert "5 K op/s" in _row(text, "create")
+    # Latency-bound and non-converged marks go on their own rows only.
+    assert "latency; busiest storage.numa0.target0" in _row(text, "random_write")
+    assert "30%" in _row(text, "random_write")
+    assert "± 5.0% *" in _row(text, "random_write")
+    assert "latency" not in _row(text, "random_read")
+    assert "*" not in _row(text, "random_read")
+    # The last-task column exists for IOR only, signed.
+    assert "-1.0%" in _row(text, "│ write")
+    assert text.count("last task:") == 1
+    # The notes explain what the rows use, and the footer counts the points.
+    assert "latency-bound: no part is half busy" in text
+    assert "* interval wider than the requested precision" in text
+    assert text.rstrip().endswith("seed 7; 4 points in 1.2 s")
+
+
+def test_notes_appear_only_when_a_point_needs_them() -> None:
+    text = _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s")], [RANDOM])
+    assert "latency-bound" not in text
+    assert "interval wider" not in text
+    assert "last task" not in text
+    assert text.rstrip().endswith("seed 7; 1 point in 1.2 s")
+
+
+def test_a_zero_rate_point_is_shown_not_a_crash() -> None:
+    text = _render([_point(RANDOM, "random_read", 4, 0.0, "op/s", ci_low=0.0, ci_high=0.0)], [RANDOM])
+    assert "± inf%" in _row(text, "random_read")
