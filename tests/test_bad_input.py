@@ -758,3 +758,41 @@ def test_unserved_raid_groups_are_located_at_their_declaration(tmp_path) -> None
     message = lines[0]["message"]
     assert "me4024-0.vd0, me4024-0.vd1, me4024-0.vd2 and 9 more (role metadata) are served by no service" in message
     assert "an nsds entry whose luns match them" in message
+
+
+def test_unreachable_metadata_targets_are_reported(bad_topology) -> None:
+    # The metadata zone's port goes to a switch no client is on: its six MDTs are unreachable.
+    topology = bad_topology(
+        "    - {name: cluster-fabric, part: mellanox-cs7500}",
+        "    - {name: cluster-fabric, part: mellanox-cs7500}\n    - {name: island, part: mellanox-sb7890}",
+    )
+    text = topology.read_text()
+    old = "    numa:\n      - hcas:\n          - {part: connectx5-edr, switch: storage-switch}\n        pcie_switches:"
+    assert text.count(old) == 1, "test fixture out of date"
+    topology.write_text(text.replace(old, old.replace("storage-switch", "island")))
+    lines = _located(run_cli("validate", str(topology)))
+    assert len(lines) == 1, lines
+    assert "6 targets (meta.numa0.mdt0" in lines[0]["message"]
+    assert "cannot be reached from 32 of 32 clients" in lines[0]["message"]
+
+
+def test_clients_that_cannot_reach_are_counted_apart_from_those_that_can(bad_topology) -> None:
+    # Four of the 32 clients hang off a switch of their own: only they are reported, by name.
+    topology = bad_topology(
+        "    - {name: cluster-fabric, part: mellanox-cs7500}",
+        "    - {name: cluster-fabric, part: mellanox-cs7500}\n    - {name: island, part: mellanox-sb7890}",
+    )
+    text = topology.read_text()
+    old = (
+        "    count: 32\n    start: 1\n    part: poweredge-c6420\n"
+        "    hcas:\n      - {part: connectx4-edr, switch: cluster-fabric}\n"
+    )
+    assert text.count(old) == 1, "test fixture out of date"
+    new = old.replace("count: 32", "count: 28") + (
+        "  - name: lonely{i}\n    count: 4\n    part: poweredge-c6420\n"
+        "    hcas:\n      - {part: connectx4-edr, switch: island}\n"
+    )
+    topology.write_text(text.replace(old, new))
+    lines = _located(run_cli("validate", str(topology)))
+    assert lines, "an island of clients must be reported"
+    assert all("from 4 of 32 clients (first: 'lonely0')" in m["message"] for m in lines), lines

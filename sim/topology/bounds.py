@@ -148,11 +148,6 @@ class Bottleneck:
     each_Bps: float
     parts: tuple[str, ...]
 
-    @property
-    def total_Bps(self) -> float:
-        """Their combined rate."""
-        return self.count * self.each_Bps
-
     def describe(self) -> str:
         """'11 x hca Mellanox ConnectX-5 ... (12.4 GB/s each, edr link)'."""
         label = self.kind.replace("_", " ")
@@ -185,9 +180,11 @@ def max_flow_bound(system: System, op: str) -> Bound:
             name = u[0] if isinstance(u, tuple) else str(u)
             c = network.component(name)
             cut.setdefault((c.kind, c.model, c.note, data["capacity"]), []).append(name)
+    # The kinds of part in the cut, the largest share of the ceiling first.
+    shares = sorted(cut.items(), key=lambda kv: -len(kv[1]) * kv[0][3])
     bottlenecks = tuple(
         Bottleneck(kind, model, note, len(parts), cap, tuple(sorted(parts)))
-        for (kind, model, note, cap), parts in sorted(cut.items(), key=lambda kv: -len(kv[1]) * kv[0][3])
+        for (kind, model, note, cap), parts in shares
     )
     return Bound(op, float(value), bottlenecks)
 
