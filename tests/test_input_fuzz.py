@@ -95,10 +95,7 @@ def _mutate(document: object, kind: str, pick: int, value: object) -> None:
     if not nodes:
         return
     path = nodes[pick % len(nodes)]
-    parent = document
-    for key in path[:-1]:
-        parent = parent[key]
-    key = path[-1]
+    parent, key = _at(document, path[:-1]), path[-1]
     if kind == "delete" and isinstance(parent, dict):
         del parent[key]
     elif kind == "rename" and isinstance(parent, dict):

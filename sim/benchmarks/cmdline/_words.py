@@ -15,7 +15,9 @@ from sim.errors import Problem, WorkloadError
 SOURCE = "--cmd"
 
 PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
-_SIZE = re.compile(r"([0-9]+)([kmgKMG]?)")
+#: A whole number with an optional binary k/m/g suffix (ASCII digits, as atoi reads), as all three
+#: programs write sizes and mdtest writes every number.
+SUFFIXED_NUMBER = re.compile(r"([0-9]+)([kmgKMG]?)")
 BINARY = {"k": 2**10, "m": 2**20, "g": 2**30}
 
 
@@ -76,7 +78,7 @@ def thread_count(flag: str, text: str) -> int:
 
 def size_bytes(flag: str, text: str, plain_unit: int, example: str) -> int:
     """Bytes of ``text``: a whole number with an optional binary k/m/g suffix; a bare number counts ``plain_unit``."""
-    match = _SIZE.fullmatch(text)
+    match = SUFFIXED_NUMBER.fullmatch(text)
     if match is None:
         fail(
             flag,

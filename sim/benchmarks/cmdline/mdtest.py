@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sim.benchmarks.cmdline._words import BINARY, SOURCE, Cursor, fail
+from sim.benchmarks.cmdline._words import BINARY, SOURCE, SUFFIXED_NUMBER, Cursor, fail
 from sim.config.workload import MdtestKeyError, MdtestWorkload
 from sim.errors import Problem, WorkloadError
 
@@ -67,8 +67,6 @@ _MDTEST_KEY_FLAGS = {
     "sync": "-y",
 }
 
-_MDTEST_NUMBER = re.compile(r"([0-9]+)([kmgKMG]?)")  # ASCII digits, as atoi reads
-
 
 def _make_mdtest(fields: dict[str, Any]) -> MdtestWorkload:
     """Validate an mdtest workload; a consistency error is reported at the flag it is about."""
@@ -86,7 +84,7 @@ def _make_mdtest(fields: dict[str, Any]) -> MdtestWorkload:
 
 def _mdtest_number(flag: str, text: str, *, minimum: int = 1) -> int:
     """A number as mdtest reads it: whole, with an optional binary k/m/g suffix (``-w 4K`` is 4096)."""
-    match = _MDTEST_NUMBER.fullmatch(text)
+    match = SUFFIXED_NUMBER.fullmatch(text)
     if match is None:
         fail(flag, f"cannot read {text!r} as a whole number; write e.g. {flag} 1024 or {flag} 4K")
     value = int(match[1]) * (BINARY[match[2].lower()] if match[2] else 1)
