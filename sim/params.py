@@ -72,10 +72,12 @@ _PARAMETERS = [
         "flushes, which sets how short the drives' seeks are under random small writes",
         "fitted once on pixstor-large iozone random write (flat near 12.8K IOPS from 1 to 256 threads), "
         "the window with the smallest worst error over the two points (bench/fit_me4_sort_window.py "
-        "512 768 1024): 768 gives -4% at 1 thread and +7% at 256 (512: -12% / -2%; 1024: -1% / +11%). "
-        "Refitted in session 4 when the measurement began cutting initial transients (MSER): the "
+        "512 768 1024): 768 gives +0.4% at 1 thread and +6.9% at 256 (512: -8.0% / -1.5%; 1024: +4.8% / "
+        "+10.6%). Refitted in session 4 when the measurement began cutting initial transients (MSER): the "
         "256-thread point had mixed in its cache-settling batches, and 1024 had been chosen from powers "
-        "of two on those readings; plausible against the [ASSUMED] 8 GiB cache per controller (768 x 512 "
+        "of two on those readings. Rechecked in session 11 when points out of batches began doubling "
+        "them (the 1-thread point had stopped at +-6% and read -4%): 768 is still the choice; "
+        "plausible against the [ASSUMED] 8 GiB cache per controller (768 x 512 "
         "KiB chunk-sized cache segments x 4 virtual disks = 1.5 GiB of dirty data per controller)",
         "pixstor-large iozone random write",
     ),

@@ -478,3 +478,35 @@ def test_threads_are_counted_per_client_round_robin() -> None:
     assert len(clients) == 16
     assert [ctx.threads_on(c) for c in clients] == [2, 2] + [1] * 14
     assert [ctx.client_of(t) for t in (0, 15, 16, 17)] == [clients[0], clients[15], clients[0], clients[1]]
+
+
+def test_a_point_out_of_batches_with_budget_left_doubles_its_batches() -> None:
+    # Random reads (noisy batches) held to a precision no point can reach: each doubling merges the
+    # 10 batches into 5 and runs 5 more of twice the size, so it simulates twice the requests that
+    # followed the warm-up before it.
+    system = load_system(TINY)
+    runs = [
+        run_point(
+            system,
+            _workload("iozone_random_nn", "4 KiB"),
+            "random_read",
+            4,
+            seed=2,
+            precision=Precision(
+                rel_precision=1e-12, min_batches=5, max_batches=10, max_doublings=d, max_device_ops=10**9
+            ),
+        )
+        for d in (0, 1, 2)
+    ]
+    assert [p.batches + p.transient_batches for p in runs] == [10, 10, 10]
+    assert not any(p.converged for p in runs)
+    first, second, third = (p.requests_total for p in runs)
+    assert second > first
+    assert third - second == 2 * (second - first)
+
+
+def test_precision_wants_an_even_batch_cap_of_at_least_two_sets() -> None:
+    with pytest.raises(ValueError, match="even"):
+        Precision(min_batches=5, max_batches=9)
+    with pytest.raises(ValueError, match="twice"):
+        Precision(min_batches=10, max_batches=12)

@@ -7,8 +7,16 @@ chunk pieces, that ten such batches would not fit in the budget). Batches of a l
 transient (a cache filling, streams drifting into their long-run pattern) are found and dropped
 by MSER (``sim/engine/stats.py``); the point stops when the series has settled and the 95%
 interval of the kept batches is within ``rel_precision``, or when its budget of drive commands
-(four budgets while still in the transient) or ``max_batches`` is spent; the interval says how
-tight it got.
+(four budgets while still in the transient) is spent; the interval says how tight it got. At
+``max_batches`` with budget left, adjacent batches merge in pairs and the point runs on with
+batches twice as long (at most ``max_doublings`` times).
+
+A model whose application takes its work from a bounded buffer filled ahead of it (GPFS prefetch)
+also meters that buffer's supply. The supply has the application's long-run rate but not the
+bursts of in-order consumption, so its estimate stands in for the direct one whenever it lies
+inside the direct one's interval (it does not while a buffer is still filling behind a slow
+reader), and the last-task rule then uses the tasks' supplied amounts (docs/design.md,
+Measurement).
 
 What the benchmark reports in that steady state:
 * IOzone throughput mode, "Children see": the sum over threads of each thread's rate while all
@@ -39,7 +47,7 @@ from sim.config.workload import AnyWorkload, MdtestWorkload
 from sim.engine.core import Pool, Station
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
-from sim.engine.stats import batch_estimate, mser_cut
+from sim.engine.stats import Estimate, batch_estimate, mser_cut
 from sim.fs.common import RunContext
 from sim.fs.platform import Platform
 from sim.topology.model import System
@@ -51,12 +59,17 @@ class Precision:
 
     rel_precision: float = 0.02
     min_batches: int = 10
-    max_batches: int = 60
+    max_batches: int = 60  # even: at this count pairs of batches merge, at most ``max_doublings`` times
+    max_doublings: int = 2
     warmup_per_thread: int = 2
     min_warmup: int = 200
     min_batch: int = 100
     max_device_ops: int = 80_000  # a budget per point in drive commands; the interval says what it bought
     transient_budget_factor: int = 4  # a series still in its initial transient may spend this many budgets
+
+    def __post_init__(self) -> None:
+        if self.max_batches % 2 or self.max_batches < 2 * self.min_batches:
+            raise ValueError("max_batches must be even and at least twice min_batches")
 
 
 DEFAULT_PRECISION = Precision()
@@ -241,6 +254,8 @@ class _Mark:
     amount: float
     count: int
     per_task: tuple[float, ...]
+    supplied: float
+    supplied_per_task: tuple[float, ...]
     work: dict[str, float]
     visits: dict[str, int]
 
@@ -252,9 +267,23 @@ class _Mark:
             meter.amount,
             meter.count,
             tuple(meter.per_thread),
+            meter.supplied,
+            tuple(meter.supplied_per_thread) if meter.by_supply else (),
             {name: station.done_work() for name, station in stations.items()},
             {name: station.visits for name, station in stations.items()},
         )
+
+
+def _pairs(values: list[float]) -> list[float]:
+    """Adjacent pairs of batches summed into one (an even count of them)."""
+    return [values[i] + values[i + 1] for i in range(0, len(values), 2)]
+
+
+def _settle(amounts: list[float], durations: list[float]) -> tuple[int, bool, Estimate]:
+    """The batches of the initial transient to drop (MSER), whether it ended, and the estimate
+    from the batches kept."""
+    cut, settled = mser_cut([a / d for a, d in zip(amounts, durations, strict=True)])
+    return cut, settled, batch_estimate(amounts[cut:], durations[cut:])
 
 
 def _utilization(
@@ -360,20 +389,40 @@ def run_point(
     batch = max(least, threads, model.outstanding(), getattr(model, "batch_floor", 0))
     ops0 = platform.device_ops()
     marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
-    amounts: list[float] = []
+    amounts: list[float] = []  # what the application completed in each batch
+    supplies: list[float] = []  # what reached its buffer (models that meter a supply only)
     durations: list[float] = []
-    cut, settled = 0, False
+    cut, settled, supplied = 0, False, False
     estimate = batch_estimate([1.0], [1.0])
-    while len(amounts) < precision.max_batches:
+    doublings = 0
+    while True:
+        if len(amounts) == precision.max_batches:
+            if doublings == precision.max_doublings:
+                break
+            # Out of batches with budget left: adjacent pairs become one batch of twice the size
+            # and the point runs on with batches twice as long (sequential batch means).
+            amounts, durations, supplies = _pairs(amounts), _pairs(durations), _pairs(supplies)
+            marks = marks[::2]
+            batch *= 2
+            doublings += 1
         advance(batch)
         marks.append(_Mark.take(env, meter, platform))
         amounts.append(marks[-1].amount - marks[-2].amount)
+        if meter.by_supply:
+            supplies.append(marks[-1].supplied - marks[-2].supplied)
         durations.append(marks[-1].time - marks[-2].time)
         if len(amounts) < precision.min_batches:
             continue
-        # Drop the batches of the initial transient (MSER); a series still in it runs on.
-        cut, settled = mser_cut([a / d for a, d in zip(amounts, durations, strict=True)])
-        estimate = batch_estimate(amounts[cut:], durations[cut:])
+        cut, settled, estimate = _settle(amounts, durations)
+        supplied = False
+        if supplies:
+            # The supply has the application's long-run rate (its buffer is bounded) without the
+            # bursts of in-order consumption; it stands in only while it agrees with the direct
+            # estimate, which it does not while a buffer is still filling (a reader slower than
+            # its prefetch).
+            supply_cut, supply_settled, supply = _settle(supplies, durations)
+            if estimate.low <= supply.mean <= estimate.high:
+                cut, settled, estimate, supplied = supply_cut, supply_settled, supply, True
         kept = len(amounts) - cut
         spent = platform.device_ops() - ops0
         if settled and kept >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
@@ -385,7 +434,10 @@ def run_point(
     utilization, bottleneck, pools = _utilization(platform, first.work, first.visits, window)
     factor = None
     if mdtest or workload.benchmark in ("ior_seq_n1", "ior_seq_nn"):  # IOR -F reports the same way
-        per_task = [after - before for after, before in zip(last.per_task, first.per_task, strict=True)]
+        after, before = (
+            (last.supplied_per_task, first.supplied_per_task) if supplied else (last.per_task, first.per_task)
+        )
+        per_task = [a - b for a, b in zip(after, before, strict=True)]
         if isinstance(workload, MdtestWorkload):
             work = float(workload.items_per_task(threads))
         else:
@@ -413,7 +465,7 @@ def run_point(
         batches=len(amounts) - cut,
         transient_batches=cut,
         converged=settled and estimate.rel_half_width <= precision.rel_precision,
-        bytes_moved=last.amount - first.amount,
+        bytes_moved=(last.supplied - first.supplied) if supplied else (last.amount - first.amount),
         file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) and not op.startswith("dir_") else None,
         last_task_factor=factor,
     )

@@ -60,6 +60,7 @@ class RunResult:
                     "rel_precision": self.precision.rel_precision,
                     "min_batches": self.precision.min_batches,
                     "max_batches": self.precision.max_batches,
+                    "max_doublings": self.precision.max_doublings,
                 },
                 "parameters": {name: p.value for name, p in PARAMETERS.items()},
             },

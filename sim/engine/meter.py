@@ -7,9 +7,23 @@ from simpy.events import Event
 
 
 class Meter:
-    """Completions of one measured quantity, with an optional wake-up after ``n`` more completions."""
+    """Completions of one measured quantity, with an optional wake-up after ``n`` more completions.
 
-    __slots__ = ("env", "amount", "count", "_target", "_event", "per_thread")
+    A model whose consumer takes its work from a bounded buffer filled ahead of it may also record
+    that buffer's supply (``by_supply``): the same long-run rate, without the consumer's bursts.
+    """
+
+    __slots__ = (
+        "env",
+        "amount",
+        "count",
+        "_target",
+        "_event",
+        "per_thread",
+        "by_supply",
+        "supplied",
+        "supplied_per_thread",
+    )
 
     def __init__(self, env: simpy.Environment, threads: int) -> None:
         self.env = env
@@ -18,6 +32,14 @@ class Meter:
         self._target = -1
         self._event: Event | None = None
         self.per_thread = [0.0] * threads
+        self.by_supply = False
+        self.supplied = 0.0
+        self.supplied_per_thread = [0.0] * threads
+
+    def supply(self, thread: int, amount: float) -> None:
+        """Record work that reached the bounded buffer ahead of the consumer."""
+        self.supplied += amount
+        self.supplied_per_thread[thread] += amount
 
     def add(self, thread: int, amount: float) -> None:
         """Record one completed request of ``amount``."""

@@ -209,6 +209,15 @@ class GpfsModel:
         ready: deque[Event] = deque()  # issued blocks not yet consumed, in file order
         wake: list[Event | None] = [None, None]  # [prefetcher waits for room, reader waits for an issue]
 
+        # A block's arrival in the pagepool is the meter's supply: the reader's long-run rate
+        # without its in-order stalls and bursts (see sim/benchmarks/driver.py).
+        unit = self.unit
+        meter.by_supply = True
+
+        def arrived(_event: Event) -> None:
+            pool.release()
+            meter.supply(t, unit)
+
         def prefetcher() -> Generator[Event, object, None]:
             while True:
                 if len(ready) >= window:
@@ -218,7 +227,7 @@ class GpfsModel:
                 if wait is not None:
                     yield wait
                 block = issue()
-                block.callbacks.append(lambda _event: pool.release())
+                block.callbacks.append(arrived)
                 ready.append(block)
                 if wake[1] is not None:
                     wake[1].succeed()
