@@ -287,10 +287,16 @@ def _settle(amounts: list[float], durations: list[float]) -> tuple[int, bool, Es
 
 
 def _utilization(
-    platform: Platform, work0: dict[str, float], visits0: dict[str, int], window: float
+    platform: Platform,
+    work0: dict[str, float],
+    visits0: dict[str, int],
+    window: float,
+    supply_scale: float = 1.0,
+    consumers: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[dict[str, float], str, dict[str, float]]:
     """Utilisation of every station over a window, the bottleneck named from them, and the
-    occupancy of every pool (mean slots held over its size).
+    occupancy of every pool (mean slots held over its size). Work of stations and pools other
+    than ``consumers`` is scaled by ``supply_scale`` (a supply that ran ahead of its consumer).
 
     The bottleneck is named from utilisations that rest on enough visits: a part that served a
     handful of long jobs (a few stripe destages on one disk group) in a short window can look
@@ -300,6 +306,8 @@ def _utilization(
     utilization = {}
     for name, station in stations.items():
         busy = (station.done_work() - work0.get(name, 0.0)) / (window * station.servers) if window > 0 else 0.0
+        if name not in consumers:
+            busy *= supply_scale
         if busy > 0:
             utilization[name] = busy
     settled = [n for n in utilization if stations[n].visits - visits0.get(n, 0) >= MIN_BOTTLENECK_VISITS]
@@ -308,6 +316,8 @@ def _utilization(
     pools: dict[str, float] = {}
     for name, pool in platform.pools.items():
         held = (pool.done_work() - work0.get(name, 0.0)) / (window * pool.size) if window > 0 else 0.0
+        if name not in consumers:
+            held *= supply_scale
         if held > 0:
             pools[name] = held
     if window > 0 and (not bottleneck or utilization[bottleneck] < LATENCY_BOUND_UTILIZATION):
@@ -431,7 +441,13 @@ def run_point(
             break
     first, last = marks[cut], marks[-1]
     window = last.time - first.time
-    utilization, bottleneck, pools = _utilization(platform, first.work, first.visits, window)
+    # A supply kept out because it ran ahead: the buffer was filling, and in the long run the supply
+    # slows to the consumer's rate, so the parts serving it are busy in that proportion
+    # (utilisation law, U = X D); the consumer's own stations are not scaled.
+    behind = 1.0
+    if meter.by_supply and not supplied and last.supplied - first.supplied > last.amount - first.amount > 0:
+        behind = (last.amount - first.amount) / (last.supplied - first.supplied)
+    utilization, bottleneck, pools = _utilization(platform, first.work, first.visits, window, behind, meter.consumers)
     factor = None
     if mdtest or workload.benchmark in ("ior_seq_n1", "ior_seq_nn"):  # IOR -F reports the same way
         after, before = (

@@ -11,6 +11,7 @@ class Meter:
 
     A model whose consumer takes its work from a bounded buffer filled ahead of it may also record
     that buffer's supply (``by_supply``): the same long-run rate, without the consumer's bursts.
+    ``consumers`` names the stations that do the consumer's own work (its copies out of the buffer).
     """
 
     __slots__ = (
@@ -23,6 +24,7 @@ class Meter:
         "by_supply",
         "supplied",
         "supplied_per_thread",
+        "consumers",
     )
 
     def __init__(self, env: simpy.Environment, threads: int) -> None:
@@ -35,6 +37,7 @@ class Meter:
         self.by_supply = False
         self.supplied = 0.0
         self.supplied_per_thread = [0.0] * threads
+        self.consumers: set[str] = set()  # stations that do the consumer's own work, not the supply's
 
     def supply(self, thread: int, amount: float) -> None:
         """Record work that reached the bounded buffer ahead of the consumer."""

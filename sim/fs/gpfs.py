@@ -235,6 +235,7 @@ class GpfsModel:
 
         env.process(prefetcher())
         copier = self._copier(t, client)
+        meter.consumers.add(copier.name)
         copy = self.unit / value("client_memcpy_Bps")
         while True:
             if not ready:
