@@ -6,8 +6,8 @@ one request per thread and at least ``min_batch`` (fewer when calls are so large
 chunk pieces, that ten such batches would not fit in the budget). Batches of a longer initial
 transient (a cache filling, streams drifting into their long-run pattern) are found and dropped
 by MSER (``sim/engine/stats.py``); the point stops when the series has settled and the 95%
-interval of the kept batches is within ``rel_precision``, or when its budget of drive commands
-(four budgets while still in the transient) is spent; the interval says how tight it got. At
+interval of the kept batches is within ``rel_precision``, or when the kept batches have spent a
+budget of drive commands, or after four budgets in all; the interval says how tight it got. At
 ``max_batches`` with budget left, adjacent batches merge in pairs and the point runs on with
 batches twice as long (at most ``max_doublings`` times).
 
@@ -64,8 +64,8 @@ class Precision:
     warmup_per_thread: int = 2
     min_warmup: int = 200
     min_batch: int = 100
-    max_device_ops: int = 80_000  # a budget per point in drive commands; the interval says what it bought
-    transient_budget_factor: int = 4  # a series still in its initial transient may spend this many budgets
+    max_device_ops: int = 80_000  # drive commands the kept batches may spend; the interval says what it bought
+    transient_budget_factor: int = 4  # budgets a point may spend in all, its initial transient included
 
     def __post_init__(self) -> None:
         if self.max_batches % 2 or self.max_batches < 2 * self.min_batches:
@@ -256,6 +256,7 @@ class _Mark:
     per_task: tuple[float, ...]
     supplied: float
     supplied_per_task: tuple[float, ...]
+    ops: int  # device commands so far
     work: dict[str, float]
     visits: dict[str, int]
 
@@ -269,6 +270,7 @@ class _Mark:
             tuple(meter.per_thread),
             meter.supplied,
             tuple(meter.supplied_per_thread) if meter.by_supply else (),
+            platform.device_ops(),
             {name: station.done_work() for name, station in stations.items()},
             {name: station.visits for name, station in stations.items()},
         )
@@ -434,10 +436,13 @@ def run_point(
             if estimate.low <= supply.mean <= estimate.high:
                 cut, settled, estimate, supplied = supply_cut, supply_settled, supply, True
         kept = len(amounts) - cut
-        spent = platform.device_ops() - ops0
         if settled and kept >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
             break
-        if spent >= precision.max_device_ops * (1 if settled else precision.transient_budget_factor):
+        # The batches kept after a transient get a budget of their own; the point as a whole never
+        # spends more than the transient allowance.
+        if marks[-1].ops - ops0 >= precision.max_device_ops * precision.transient_budget_factor:
+            break
+        if settled and marks[-1].ops - marks[cut].ops >= precision.max_device_ops:
             break
     first, last = marks[cut], marks[-1]
     window = last.time - first.time
