@@ -65,20 +65,21 @@ _PARAMETERS = [
     ),
     Parameter(
         "me4_cache_entries_per_vdisk",
-        768,
+        512,
         "writes",
         "dirty writes (or gathered stripes) the simulated ME4 write cache holds per virtual disk, over "
         "which its destages sweep in address order: the effective sort window of the controller's "
         "flushes, which sets how short the drives' seeks are under random small writes",
-        "fitted once on pixstor-large iozone random write (flat near 12.8K IOPS from 1 to 256 threads), "
+        "fitted on pixstor-large iozone random write (flat near 12.8K IOPS from 1 to 256 threads), "
         "the window with the smallest worst error over the two points (bench/fit_me4_sort_window.py "
-        "512 768 1024): 768 gives +0.4% at 1 thread and +6.9% at 256 (512: -8.0% / -1.5%; 1024: +4.8% / "
-        "+10.6%). Refitted in session 4 when the measurement began cutting initial transients (MSER): the "
-        "256-thread point had mixed in its cache-settling batches, and 1024 had been chosen from powers "
-        "of two on those readings. Rechecked in session 11 when points out of batches began doubling "
-        "them (the 1-thread point had stopped at +-6% and read -4%): 768 is still the choice; "
-        "plausible against the [ASSUMED] 8 GiB cache per controller (768 x 512 "
-        "KiB chunk-sized cache segments x 4 virtual disks = 1.5 GiB of dirty data per controller)",
+        "512 768 1024): 512 gives -7.5% at 1 thread and -1.2% at 256 (768: +1.1% / +8.7%; 1024: "
+        "+5.8% / +10.6%). Fitted in session 4 (768 then: -4% / +7%, with 512 at -12% / -2%) when the "
+        "measurement began cutting initial transients (MSER), and refitted by the same rule in "
+        "session 11, when points out of batches began doubling them and the batches kept after a "
+        "transient got a budget of their own: the 1-thread point had stopped at +-6%. The "
+        "high-capacity check points agree (512: +1.4% / +4.3% at 32 / 512 threads; 768: +4.2% / "
+        "+5.7%); plausible against the [ASSUMED] 8 GiB cache per controller (512 x 512 "
+        "KiB chunk-sized cache segments x 4 virtual disks = 1 GiB of dirty data per controller)",
         "pixstor-large iozone random write",
     ),
     Parameter(
