@@ -239,6 +239,32 @@ def test_read_ahead_needs_room_in_the_cache() -> None:
     assert not reader.streams
 
 
+def test_a_prestarted_stream_serves_its_first_read_from_the_cache() -> None:
+    # Prestarted at 1 MiB with a one-stripe (4 MiB) read-ahead: the cache holds [1, 8) MiB (up to
+    # the stripe boundary at or beyond 1 + 4 MiB), so the first host read costs no drive time and
+    # the stream reads ahead from there: read 1 ends at 2 MiB and wants data to 6 MiB, already held.
+    reader, raid, members, env = _read_ahead()
+    mib = 1024 * 1024
+    assert reader.prestart(mib)
+    assert reader.held == 7 * mib
+    start = env.now
+    env.run(until=reader.read(mib, mib))
+    assert env.now == start and raid.bytes["read"] == 0
+    assert reader.hits == mib and reader.held == 6 * mib
+    for k in range(2, 8):  # read 7 ends at 8 MiB and wants data to 12 MiB: the next whole stripe
+        env.run(until=reader.read(k * mib, mib))
+    assert raid.bytes["read"] == 4 * mib
+
+
+def test_prestart_respects_the_read_ahead_budget() -> None:
+    # Room for one 4 MiB read-ahead (plus the part of a stripe before it), not two.
+    reader, raid, members, env = _read_ahead(budget=6 * 1024 * 1024)
+    mib = 1024 * 1024
+    assert reader.prestart(3 * mib)  # holds [3, 8) MiB
+    assert not reader.prestart(64 * mib)
+    assert list(reader.streams) == [3 * mib]
+
+
 def _queued_random_read_iops(part: Drive, depth: int, completions: int = 4000) -> float:
     """Closed loop of ``depth`` outstanding 4 KiB reads at random places over the whole drive."""
     env = simpy.Environment()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import simpy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -295,6 +296,42 @@ def test_me4_read_ahead_carries_a_single_sequential_stream() -> None:
     plain = run_point(system, workload, "read", 1, seed=3)
     assert plain.value < 0.4e9
     assert ahead.value > 2.5 * plain.value
+
+
+def test_read_ahead_prestart_lands_where_each_stream_first_reads() -> None:
+    """IOR N-1 reads on beegfs-high-capacity: the read-ahead streams prestarted for the (task,
+    target) pairs are exactly where each pair's first read of its target begins."""
+    from sim.benchmarks.driver import _model
+    from sim.benchmarks.workloads import find_workload
+    from sim.engine.meter import Meter
+    from sim.engine.rng import Streams
+    from sim.fs.common import RunContext
+    from sim.fs.platform import Platform
+
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    workload = find_workload("beegfs-hc-ior-n1")
+    env = simpy.Environment()
+    streams = Streams(2)
+    platform = Platform(env, system, streams)
+    model = _model(RunContext(env, system, platform, streams, workload, "read", 4, Meter(env, 4)))
+    model.prestart_read_ahead()
+    readers = {vdisk: r for c in platform.controllers.values() for vdisk, r in c.readers.items()}
+    prestarted = {(vdisk, offset) for vdisk, r in readers.items() for offset in r.streams}
+    assert len(prestarted) == 4 * model.num_targets  # 4 tasks x 32 targets, all within the budget
+    first: dict[tuple[int, str], float] = {}
+    piece = model._piece
+
+    def spy(t, client, client_hca, f, index, chunk_offset, size, *rest):  # noqa: ANN001, ANN202
+        target = f.targets[index % len(f.targets)]
+        first.setdefault((t, target), f.bases[index % len(f.bases)] + chunk_offset)
+        return piece(t, client, client_hca, f, index, chunk_offset, size, *rest)
+
+    model._piece = spy  # type: ignore[method-assign]
+    model.start()
+    env.run(until=0.2)
+    assert len(first) == 4 * model.num_targets
+    assert {(target, offset) for (_t, target), offset in first.items()} == prestarted
+    assert sum(r.hits for r in readers.values()) > 0
 
 
 def test_huge_calls_fit_the_budget() -> None:

@@ -376,6 +376,8 @@ def run_point(
     mdtest = isinstance(workload, MdtestWorkload)
     if op.endswith(("create", "remove")) if mdtest else ctx.io_op == "write":
         model.prefill_caches()
+    elif not mdtest:
+        model.prestart_read_ahead()
     model.start()
 
     def advance(completions: int) -> None:

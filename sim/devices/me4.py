@@ -219,7 +219,8 @@ class _Stream:
 
     def __init__(self, top: float) -> None:
         self.top = top  # end of the data read or being read ahead
-        self.fetches: deque[tuple[float, float, Event]] = deque()  # (start, end, done) not yet read by the host
+        # (start, end, done) not yet read by the host; done is None for data already in the cache
+        self.fetches: deque[tuple[float, float, Event | None]] = deque()
 
 
 class ReadAhead:
@@ -284,7 +285,7 @@ class ReadAhead:
             fetches = stream.fetches
             while fetches and fetches[0][0] < covered:
                 start, stop, done = fetches[0]
-                if not done.processed:
+                if done is not None and not done.processed:
                     events.append(done)
                 if stop > end:
                     break
@@ -304,6 +305,21 @@ class ReadAhead:
             done.succeed()
             return done
         return join(device.env, events)
+
+    def prestart(self, offset: float) -> bool:
+        """Start a stream whose next host read begins at ``offset`` with its read-ahead already in
+        the cache, as a stream is between two host reads in steady state; False when the budget
+        has no room for it (the stream then starts, if ever, as a cold one does)."""
+        if offset in self.streams:
+            return True
+        if self.budget is not None and self.held + self.ahead > self.budget:
+            return False
+        top = -(-(offset + self.ahead) // self.width) * self.width  # whole stripes, as _fetch_ahead reads
+        stream = _Stream(top)
+        stream.fetches.append((offset, top, None))
+        self.held += top - offset
+        self.streams[offset] = stream
+        return True
 
     def _fetch_ahead(self, stream: _Stream, end: float) -> None:
         """Read whole stripes until ``ahead`` bytes beyond ``end`` are read or being read."""

@@ -120,6 +120,11 @@ class GpfsModel:
 
         self.ctx.platform.prefill_caches_with(sampler, only=set(self.nsds))
 
+    def prestart_read_ahead(self) -> None:
+        """Controllers' read-ahead starts cold. Scattered blocks give a LUN no sequential streams to
+        read ahead for; with cluster allocation a file's blocks on one LUN are adjacent and do
+        form streams, whose start-up (two reads each) the measurement's transient cut removes."""
+
     def start(self) -> None:
         """One process per benchmark thread."""
         for t in range(self.ctx.threads):

@@ -142,6 +142,15 @@ class Platform:
                 if only is None or vdisk in only:
                     cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else 1.0)
 
+    def prestart_read_ahead(self, starts: dict[str, list[float]]) -> None:
+        """Start the controllers' read-ahead streams of each virtual disk at the given offsets (where
+        each stream's next host read begins), in order, while their read-ahead budgets have room."""
+        for controller in self.controllers.values():
+            for vdisk, reader in controller.readers.items():
+                for offset in starts.get(vdisk, ()):
+                    if not reader.prestart(offset):
+                        break
+
     # -- devices ---------------------------------------------------------------------------------
 
     def _build_devices(self) -> None:
