@@ -796,3 +796,26 @@ def test_clients_that_cannot_reach_are_counted_apart_from_those_that_can(bad_top
     lines = _located(run_cli("validate", str(topology)))
     assert lines, "an island of clients must be reported"
     assert all("from 4 of 32 clients (first: 'lonely0')" in m["message"] for m in lines), lines
+
+
+def test_server_memory_from_a_template_or_its_entry_is_used(tmp_path) -> None:
+    """memory: may be set in a template and overridden in the entry that uses it (both valid); a
+    server memory too small for the 96 GiB server pagepool is refused at the line that set it."""
+    fine = _variant(
+        tmp_path / "fine",
+        "pixstor-large",
+        [("    part: poweredge-r750\n", "    part: poweredge-r750\n    memory: 384 GiB\n")],
+    )
+    assert run_cli("validate", str(fine)).code == 0
+    small = _variant(
+        tmp_path / "small",
+        "pixstor-large",
+        [
+            ("    part: poweredge-r750\n", "    part: poweredge-r750\n    memory: 384 GiB\n"),
+            ("    template: r750-sas\n", "    template: r750-sas\n    memory: 64 GiB\n"),
+        ],
+    )
+    lines = _located(run_cli("validate", str(small)))
+    assert len(lines) == 1 and "pagepool" in lines[0]["message"]
+    assert lines[0]["path"] == "filesystem.pagepool.server"
+    assert "(memory set at servers[0].memory)" in lines[0]["message"]

@@ -144,8 +144,10 @@ def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
     twice = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--workload", "beegfs-hp-iozone-seq")
     assert twice.code == 2 and "selected twice" in twice.stderr
     negative_seed = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--seed", "-1")
-    assert negative_seed.code == 2 and "non-negative" in negative_seed.stderr
+    assert negative_seed.code == 2 and "the seed must be an integer from 0 to 2^64 - 1" in negative_seed.stderr
     assert "Traceback" not in negative_seed.stderr
+    huge_seed = run_cli("run", TINY, "--threads", "1", "--seed", "9" * 5000)  # longer than int() reads
+    assert huge_seed.code == 2 and "from 0 to 2^64 - 1" in huge_seed.stderr and "9" * 50 not in huge_seed.stderr
 
 
 def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:
@@ -219,6 +221,8 @@ def test_thread_lists_are_plain_comma_separated_numbers() -> None:
 
 def test_an_unwritable_plot_folder_is_refused_before_simulating(monkeypatch) -> None:
     import sys
+    import tempfile
+    from pathlib import Path
 
     import pytest
 
@@ -234,6 +238,10 @@ def test_an_unwritable_plot_folder_is_refused_before_simulating(monkeypatch) -> 
     # root may write anywhere as far as access() can tell, /proc included: the check must try.
     result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--plot", "/proc/p.png")
     assert result.code == 2 and result.stdout == "" and "--plot" in result.stderr
+    # A legal name that leaves no room for the temporary file it is written through.
+    long = Path(tempfile.gettempdir()) / ("p" * 246 + ".png")
+    result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--plot", str(long))
+    assert result.code == 2 and f"{long}: --plot: the file name is too long" in result.stderr
 
 
 def test_plot_shows_the_ceiling_and_which_points_are_latency_bound() -> None:
@@ -329,6 +337,16 @@ def test_a_full_standard_output_is_a_message_not_a_traceback() -> None:
         _, err = process.communicate(timeout=120)
     assert process.returncode == 2
     assert err.strip() == "standard output: cannot write: No space left on device"
+
+
+def test_a_closed_standard_output_is_refused_before_running() -> None:
+    # pfssim ... >&- : Python starts with sys.stdout None; nothing is simulated and nothing is lost.
+    process = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -m sim.cli.main run "{TINY}" --threads 1 >&-'],
+        stderr=subprocess.PIPE, text=True, timeout=120,
+    )  # fmt: skip
+    assert process.returncode == 2
+    assert process.stderr.strip() == "pfssim: standard output is closed; nothing could be written"
 
 
 def test_a_reader_that_stops_early_gets_no_traceback() -> None:

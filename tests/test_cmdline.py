@@ -185,6 +185,8 @@ def test_ior_verbosity_repeats() -> None:
         ("iozone -i 0 -r \uff14k -s 1g -t 2", "-r", "cannot read"),  # a full-width 4
         ("mpirun -np 2 ior -w -b 4m", "-t", "missing -t"),
         ("mpirun -np 2 ior -w -t 1m -b 1g -O useO_DIRECT=yes", "-O", "unsupported IOR option"),
+        ("mpirun -np 2 ior -w -B -O useO_DIRECT=0 -t 1m -b 1g", "-O", "-B asks for O_DIRECT and -O useO_DIRECT=0"),
+        ("mpirun -np 2 ior -w -O useO_DIRECT=0 -t 1m --posix.odirect", "--posix.odirect", "turns it off; give one"),
         ("ior -w -t 1m -b 1g", "-np", "MPI launcher"),
         ("mpirun --map-by node ior -w -t 1m -b 1g", "-np", "no -np"),
         ("mpirun -np 2 --bind-to core ior -w -t 1m -b 1g", "--bind-to", "unsupported mpirun flag"),

@@ -30,7 +30,7 @@ from sim.validation.dataset import (
 )
 from sim.validation.document import build_report, render_html, render_markdown, write_report
 from sim.validation.report import to_json
-from sim.validation.run import reproduce, select
+from sim.validation.run import figure_names, reproduce, select
 from sim.validation.score import ErrorSummary, Reproduction, UnscoredRun, compare, curves_of
 from sim.validation.shapes import (
     Below,
@@ -331,6 +331,16 @@ def test_bad_arguments_exit_2_before_simulating(tmp_path: Path) -> None:
     a_file.write_text("")
     result = run_cli("reproduce", "--plots", str(a_file))
     assert result.code == 2 and "folder" in result.stderr
+    # A folder where a figure goes, or a report name whose figures' names are too long, is refused
+    # at once (before any simulation), not after the run.
+    (tmp_path / "plots" / "beegfs-edr-2019-iozone_seq_nn.png").mkdir(parents=True)
+    result = run_cli("reproduce", "beegfs-edr-2019", "--plots", str(tmp_path / "plots"))
+    assert result.code == 2 and "beegfs-edr-2019-iozone_seq_nn.png: --plots: a folder of this name is in the way" in (
+        result.stderr
+    )
+    result = run_cli("reproduce", "beegfs-edr-2019", "--report", str(tmp_path / ("r" * 230 + ".md")))
+    assert result.code == 2 and "the file name is too long" in result.stderr
+    assert not list(tmp_path.glob("r*"))
 
 
 # ------------------------------------------------------------------------------------------ the reproduction
@@ -474,3 +484,7 @@ def test_cli_end_to_end_on_the_edr_system(tmp_path: Path) -> None:
         "beegfs-edr-2019-iozone_seq_nn.png",
         "beegfs-edr-2019-mdtest-beegfs-hp.png",  # the unscored MDtest prediction
     ]
+    # The names checked before the run are the names written.
+    assert sorted(f"{name}.png" for name in figure_names(["beegfs-edr-2019"])) == sorted(
+        p.name for p in (tmp_path / "plots").iterdir()
+    )

@@ -363,12 +363,15 @@ def test_files_larger_than_the_file_system_are_refused() -> None:
         "run", str(ROOT / "topologies" / "beegfs-edr-2019.yaml"), "--cmd", "iozone -i 0 -r 1m -s 1000g -t 256"
     )
     assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
-    assert "at 256 threads its files need 274.9 TB, more than the 209.1 TB beegfs-edr-2019 holds" in result.stderr
+    assert (
+        "--cmd file_size: at 256 threads the files of cmd1 need 274.9 TB, more than the 209.1 TB beegfs-edr-2019 holds"
+        in result.stderr
+    )
     fits = parse_command("iozone -i 0 -r 1m -s 700g -t 256")  # 188 TB
     check_runnable(edr, fits)
     ior = parse_command("mpirun -np 64 ior -w -t 16m -b 4096g")
     assert data_bytes(edr, ior, 64) == 64 * 4 * 2**40
-    with pytest.raises(PfssimError, match="at 64 threads its files need 281.5 TB"):
+    with pytest.raises(PfssimError, match="at 64 threads the files of .* need 281.5 TB"):
         check_runnable(edr, ior)
     pixstor = load_system(ROOT / "topologies" / "pixstor-large.yaml")
     twice = pixstor.spec.filesystem.model_copy(update={"data_replicas": 2})
@@ -378,6 +381,49 @@ def test_files_larger_than_the_file_system_are_refused() -> None:
     pixstor.spec = replicated
     assert data_bytes(pixstor, workload, 8) == 2 * 8 * 32 * 2**30
     assert capacity(pixstor).usable_B > data_bytes(pixstor, workload, 512)
+
+
+def test_every_refusal_comes_before_any_simulation(tmp_path: Path, monkeypatch) -> None:
+    """Two workloads the system cannot run, after one it can: both refusals are listed, each at
+    its file's line (capacity at the size key), and no point of the first is simulated first."""
+    import sim.benchmarks.driver as driver
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("simulated before every workload was checked")
+
+    monkeypatch.setattr(driver, "run_point", never)
+    text = (ROOT / "workloads" / "beegfs-hp-iozone-seq.yaml").read_text()
+    assert "aggregate_size: 8 TB" in text
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(text.replace("aggregate_size: 8 TB", "aggregate_size: 8000 TB").replace(
+        "name: beegfs-hp-iozone-seq", "name: huge"))  # fmt: skip
+    topology = str(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    result = run_cli(
+        "run", topology, "--workers", "1", "--threads", "1", "--workload", "beegfs-hp-iozone-random",
+        "--workload", str(huge), "--cmd", "iozone -i 2 -r 4k -s 1g -t 1",
+    )  # fmt: skip
+    assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    lines = result.stderr.splitlines()
+    line = next(n for n, row in enumerate(huge.read_text().splitlines(), 1) if row.startswith("aggregate_size:"))
+    assert any(
+        row.startswith(f"{huge}:{line} aggregate_size: at 1 threads the files of huge need 8000 TB") for row in lines
+    )
+    assert any(row.startswith("--cmd direct_io: buffered calls of 4 KiB") for row in lines)
+
+
+def test_validate_refuses_a_default_suite_the_system_cannot_run(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    start = text.index("benchmarks: [")
+    end = text.index("]", start) + 1
+    topology = tmp_path / "gpfs-suite.yaml"
+    topology.write_text(text[:start] + "benchmarks: [pixstor-iozone-random]" + text[end:])
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    assert "gpfs_pagepool_client: a GPFS setting; beegfs-hdr100 runs beegfs" in result.stdout
+    assert "pixstor-iozone-random.yaml:" in result.stdout
 
 
 def test_small_buffered_calls_on_beegfs_are_refused_not_guessed() -> None:

@@ -112,3 +112,18 @@ def test_keys_are_names(key: str) -> None:
         load_yaml_text(f"name: x\nstripe:\n  {key}: 4\n", "k.yaml")
     problem = info.value.problems[0]
     assert (problem.line, problem.path) == (3, "stripe") and f"key {key!r} is not a name" in problem.message
+
+
+def test_collection_keys_and_tagged_collections_are_located() -> None:
+    text = (
+        "a: 1\n? [x, y]\n: 2\nb: !!set {p, q}\nc: !!python/object:os.system {}\nd: !!omap [{x: 1}]\ne: !!map {f: 1}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text(text, "t.yaml")
+    found = [(p.line, p.path, p.message) for p in info.value.problems]
+    assert found == [
+        (2, "", "a key is a list or a mapping; every key is a name such as threads or record_size"),
+        (4, "b", "the tag !!set is not supported; write a plain mapping or list"),
+        (5, "c", "the tag !!python/object:os.system is not supported; write a plain mapping or list"),
+        (6, "d", "the tag !!omap is not supported; write a plain mapping or list"),
+    ]  # !!map is the plain mapping's own tag

@@ -8,9 +8,11 @@ GPFS writes timed as copies into a pagepool they fit in).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sim.config.system import GpfsSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
-from sim.errors import PfssimError, WorkloadError
+from sim.errors import PfssimError, Problem, WorkloadError
 from sim.topology.capacity import capacity
 from sim.topology.model import System
 
@@ -60,19 +62,46 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
         )
 
 
+def check_all_runnable(system: System, workloads: Sequence[AnyWorkload]) -> None:
+    """:func:`check_runnable` for every workload, raising one error that lists every refusal."""
+    problems: list[Problem] = []
+    for workload in workloads:
+        try:
+            check_runnable(system, workload)
+        except PfssimError as exc:
+            problems += getattr(exc, "problems", None) or [Problem(workload.name, None, "", str(exc))]
+    if problems:
+        raise WorkloadError(problems)
+
+
+def _size_key(workload: AnyWorkload) -> str:
+    """The workload key that sets how much data its files hold."""
+    if isinstance(workload, MdtestWorkload):
+        return "write_bytes"
+    return "file_size" if workload.file_size is not None else "aggregate_size"
+
+
 def check_runnable(system: System, workload: AnyWorkload) -> None:
     """Refuse, before anything is simulated, a workload the system cannot run."""
     if not system.storage_targets and not isinstance(workload, MdtestWorkload):
-        raise PfssimError(f"{system.name} has no storage targets to run {workload.name} on")
+        message = f"{system.name} has no storage targets to run {workload.name} on"
+        if system.source_map is not None:
+            raise WorkloadError([system.source_map.problem(("servers",), message)])
+        raise PfssimError(message)
     if system.storage_targets:
         usable = capacity(system).usable_B
         threads = max(workload.threads, key=lambda t: data_bytes(system, workload, t))
         needed = data_bytes(system, workload, threads)
         if needed > usable:
-            raise PfssimError(
-                f"{workload.name}: at {threads} threads its files need {needed / 1e12:.4g} TB, more than the "
-                f"{usable / 1e12:.4g} TB {system.name} holds (usable capacity, as pfssim show reports it); "
-                "lower the file size or the thread counts"
+            raise WorkloadError(
+                [
+                    workload.problem(
+                        _size_key(workload),
+                        f"at {threads} threads the files of {workload.name} need {needed / 1e12:.4g} TB, more "
+                        f"than the {usable / 1e12:.4g} TB {system.name} holds (usable capacity, as pfssim show "
+                        "reports it); lower the file size or the thread counts",
+                    )
+                ]
             )
     if isinstance(workload, Workload):
         kind = system.spec.filesystem.kind

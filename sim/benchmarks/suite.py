@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_point, run_workload
 from sim.benchmarks.result import RunResult
-from sim.benchmarks.runnable import check_runnable
+from sim.benchmarks.runnable import check_all_runnable
 from sim.benchmarks.workloads import find_workload
 from sim.config.workload import AnyWorkload
 from sim.errors import Problem, WorkloadError
@@ -61,12 +61,11 @@ def run_suite(
     started = time.perf_counter()
     result = RunResult(system, list(workloads), seed, precision)
     tasks = [(i, op, threads) for i, w in enumerate(workloads) for op in w.point_ops for threads in w.threads]
+    check_all_runnable(system, workloads)  # every refusal before any point is simulated
     if workers <= 1 or len(tasks) <= 1:
         for workload in workloads:
             result.points += run_workload(system, workload, seed, precision, progress)
     else:
-        for workload in workloads:
-            check_runnable(system, workload)
         points: dict[tuple[int, str, int], PointResult] = {}
         # Large thread counts are the slow points: start them first so no long one is left for the end.
         order = sorted(tasks, key=lambda task: -task[2])

@@ -133,10 +133,13 @@ def _thread_list(text: str) -> list[int]:
 def _seed(text: str) -> int:
     digits = text.strip().removeprefix("-")
     if not (digits.isascii() and digits.isdigit()):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+        shown = text if len(text) <= 40 else f"{text[:40]}..."
+        raise argparse.ArgumentTypeError(f"{shown!r} is not an integer")
+    if len(digits.lstrip("0")) > 20:  # int() refuses very long digit strings; 2^64 has 20 digits
+        raise argparse.ArgumentTypeError("the seed must be an integer from 0 to 2^64 - 1")
     seed = int(text)
-    if seed < 0:
-        raise argparse.ArgumentTypeError("the seed must be a non-negative integer")
+    if not 0 <= seed < 2**64:
+        raise argparse.ArgumentTypeError("the seed must be an integer from 0 to 2^64 - 1")
     return seed
 
 
@@ -182,6 +185,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """``pfssim validate``: every file is checked; all problems are listed."""
+    from sim.benchmarks.runnable import check_all_runnable
     from sim.benchmarks.suite import default_workloads
     from sim.benchmarks.workloads import is_workload_file, load_workload
     from sim.topology.build import load_system
@@ -192,7 +196,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if is_workload_file(path):
                 load_workload(path)
             else:
-                default_workloads(load_system(path))
+                system = load_system(path)
+                check_all_runnable(system, default_workloads(system))  # what `pfssim run` would refuse
         except PfssimError as exc:
             failed += 1
             problems = getattr(exc, "problems", None) or [Problem(str(path), None, "", str(exc))]
@@ -206,6 +211,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``pfssim run``: resolve inputs (all errors before any simulation), simulate, render."""
     from sim.benchmarks.cmdline import parse_command
     from sim.benchmarks.driver import Precision
+    from sim.benchmarks.runnable import check_all_runnable
     from sim.benchmarks.suite import default_workloads, run_suite
     from sim.benchmarks.workloads import find_workload
     from sim.config.workload import AnyWorkload
@@ -222,6 +228,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except PfssimError as exc:
             problems += getattr(exc, "problems", None) or [Problem("--workload", None, "", str(exc))]
     commands: dict[str, int] = {}  # what a --cmd runs -> its number: the same benchmark twice is refused
+    labels: dict[str, str] = {}  # a --cmd workload's name -> how its problems name it
     # --cmd workloads are named cmd1, cmd2, ...: skipping names a --workload file already has.
     taken = {w.name for w in chosen}
     free = (name for name in (f"cmd{n}" for n in range(1, len(taken) + len(args.cmd) + 1)) if name not in taken)
@@ -241,6 +248,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 continue
             commands[what] = i + 1
             chosen.append(workload)
+            labels[workload.name] = f"--cmd #{i + 1}" if len(args.cmd) > 1 else "--cmd"
         except PfssimError as exc:
             # Name the command when several are given: each --cmd is reported, not only the first bad one.
             label = f"--cmd #{i + 1}" if len(args.cmd) > 1 else "--cmd"
@@ -257,6 +265,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     workloads = chosen if chosen else default_workloads(system)
     if args.threads:
         workloads = [w.with_threads(args.threads) for w in workloads]
+    try:
+        check_all_runnable(system, workloads)
+    except WorkloadError as exc:  # a --cmd workload has no file: name its option instead
+        raise WorkloadError(
+            [Problem(labels.get(p.file, p.file), p.line, p.path, p.message) for p in exc.problems]
+        ) from None
     if args.plot is not None:
         check_plot_path(args.plot)
     if not 0 < args.precision < 1:
@@ -287,12 +301,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``pfssim reproduce``: check the arguments, simulate and score, render; exit 1 on any miss."""
-    from sim.report.files import check_output_folder
+    from sim.report.files import check_output_folder, check_output_names
     from sim.validation.dataset import load_datasets
     from sim.validation.document import check_report_path, write_report
     from sim.validation.figures import write_figures
     from sim.validation.report import parameters_json, render_console, render_parameters, to_json
-    from sim.validation.run import reproduce, select
+    from sim.validation.run import figure_names, reproduce, select
 
     if args.parameters:
         others = [
@@ -324,6 +338,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise PfssimError("--workers must be at least 1")
     select(load_datasets(), args.systems)  # unknown system names: exit 2 before simulating
+    # The figures' files too: a folder in the way or a name too long must not cost the run.
+    names = figure_names(args.systems or None)
+    if args.plots is not None:
+        check_output_names(args.plots, [f"{name}.png" for name in names], "--plots")
+    if args.report is not None and args.report.suffix.lower() == ".md":
+        check_output_names(args.report.parent, [f"{args.report.stem}-{name}.png" for name in names], "--report")
     with _progress() as progress:
         task = progress.add_task("reproducing", total=None)
 
@@ -346,6 +366,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pfssim`` console script."""
+    if sys.stdout is None:  # started with standard output closed (>&-): no result could be shown
+        if sys.stderr is not None:
+            print("pfssim: standard output is closed; nothing could be written", file=sys.stderr)
+        return EXIT_BAD_INPUT
     args = _parser().parse_args(argv)
     handlers = {"show": cmd_show, "validate": cmd_validate, "run": cmd_run, "reproduce": cmd_reproduce}
     try:

@@ -262,8 +262,23 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
                 )
             ]
         )
+    if not isinstance(data, dict):
+        # A list or a lone value is neither a topology nor a workload: say so before anything else
+        # (the catalogue beside it, the keys a topology needs) is looked for.
+        what = "is empty" if data is None else f"holds a {'list' if isinstance(data, list) else 'single value'}"
+        raise ConfigError(
+            [
+                Problem(
+                    smap.file,
+                    1,
+                    "",
+                    f"the file {what}; a topology (or a workload) is a mapping of keys such as name:, servers: "
+                    "and filesystem: (or benchmark:)",
+                )
+            ]
+        )
     catalogue, problems = load_catalogue(catalogue_dir_for(path))
-    if isinstance(data, dict) and isinstance(data.get("parts"), dict):
+    if isinstance(data.get("parts"), dict):
         problems.extend(catalogue.add_document(data["parts"], smap, ("parts",)))
     problems.extend(catalogue.check_references())
     try:

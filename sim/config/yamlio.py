@@ -82,6 +82,9 @@ _LOADER = _Loader("")
 MAX_DEPTH = 64
 
 
+_PLAIN_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+
+
 class _BadScalar(Exception):
     pass
 
@@ -143,6 +146,11 @@ def _construct(
             raise _TooDeep(node.start_mark.line + 1, path, "an alias (*name) refers to a node that contains it")
         if len(path) > MAX_DEPTH:
             raise _TooDeep(node.start_mark.line + 1, path, f"values are nested more than {MAX_DEPTH} levels deep")
+        if node.tag not in _PLAIN_COLLECTION_TAGS:
+            # An explicit tag (!!set, !!omap, !!python/...) asks for a type pfssim does not read.
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            problems.append(smap.problem(path, f"the tag {tag} is not supported; write a plain mapping or list"))
+            return None
         open_nodes.add(id(node))
         try:
             return _construct_collection(node, path, smap, problems, budget, open_nodes)
@@ -176,6 +184,16 @@ def _construct_collection(
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 problems.append(smap.problem(path, "YAML merge keys ('<<') are not supported; use templates"))
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                problems.append(
+                    Problem(
+                        smap.file,
+                        key_node.start_mark.line + 1,
+                        format_path(path),
+                        "a key is a list or a mapping; every key is a name such as threads or record_size",
+                    )
+                )
                 continue
             try:
                 key = _scalar(key_node, path, smap, problems)

@@ -31,8 +31,40 @@ def _creatable(folder: Path, path: Path, option: str) -> None:
         raise PfssimError(f"{path}: {option}: cannot write in the folder {existing}: {exc.strerror or exc}") from None
 
 
+# What :func:`write_all` adds to a file's name for its temporary twin: a dot before, and a dot
+# and mkstemp's eight random characters after.
+_TEMPORARY_EXTRA = len(".") + len(".") + 8
+
+
+def _name_max(folder: Path) -> int:
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        return os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255  # the common limit (ext4, XFS, tmpfs)
+
+
+def check_output_names(folder: Path, names: list[str], option: str) -> None:
+    """Refuse file names in ``folder`` that cannot be written: a folder of the same name in the
+    way, or a name too long for the file system once :func:`write_all` makes its temporary twin."""
+    limit = _name_max(folder.absolute())
+    for name in names:
+        path = folder / name
+        if len(os.fsencode(name)) + _TEMPORARY_EXTRA > limit:
+            raise PfssimError(
+                f"{path}: {option}: the file name is too long to write ({len(os.fsencode(name))} bytes; pfssim "
+                f"needs {_TEMPORARY_EXTRA} more than the name for its temporary file, within {limit})"
+            )
+        if path.is_dir():
+            raise PfssimError(f"{path}: {option}: a folder of this name is in the way")
+
+
 def check_output_file(path: Path, option: str) -> None:
-    """Refuse a file path that is a folder, or whose folder cannot be written or made."""
+    """Refuse a file path that is a folder, whose name is too long to write, or whose folder cannot
+    be written or made."""
+    check_output_names(path.parent, [path.name], option)  # first: a name too long fails is_dir()
     if path.is_dir():
         raise PfssimError(f"{path}: {option}: this is a folder; give a file name")
     _creatable(path.absolute().parent, path, option)

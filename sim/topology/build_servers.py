@@ -40,7 +40,9 @@ class ServerSteps(StorageSteps):
             else:
                 values[f] = getattr(template, f)
                 origin[f] = ("templates", entry.template, f)
-        return ServerBody(**values), origin
+        # The values were validated where they were written (the entry or the template): merged
+        # as they are, since validating them again would read sizes already in bytes as bare numbers.
+        return ServerBody.model_construct(_fields_set=set(values), **values), origin
 
     def build_servers(self) -> None:
         """Every server: CPU sockets as NUMA zones, UPI, devices, services, SAS cabling."""

@@ -130,6 +130,19 @@ def _unscored_workload(dataset: Dataset, name: str, threads: Sequence[int] | Non
     return workload.with_threads(wanted or list(UNSCORED_THREADS))
 
 
+def figure_names(systems: Sequence[str] | None = None, directory: Path | None = None) -> list[str]:
+    """The names (without ``.png``) of the figures a reproduction of ``systems`` draws, known
+    before anything is simulated, so their files can be checked first."""
+    names = []
+    for dataset in select(load_datasets(directory), systems):
+        for name, bench in dataset.spec.benchmarks.items():
+            if bench.pending is None and bench.workload is not None:
+                names.append(f"{dataset.system}-{name}")
+        for entry in dataset.spec.unscored:
+            names.append(f"{dataset.system}-{_unscored_workload(dataset, entry.workload, entry.threads).name}")
+    return names
+
+
 def _points(results: dict[JobKey, PointResult], system: str, workload: AnyWorkload) -> list[PointResult]:
     """A workload's points in the order the benchmark runs them (its ops, then its thread counts)."""
     return [results[(system, workload.name, op, t)] for op in workload.point_ops for t in workload.threads]

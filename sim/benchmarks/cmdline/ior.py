@@ -67,6 +67,7 @@ def _split_ior(token: str) -> tuple[str, str | None]:
 def parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
     cursor = Cursor(tokens)
     write = read = direct = fsync = per_process = False
+    direct_by: dict[bool, str] = {}  # the O_DIRECT settings given, and by which flag
     transfer: int | None = None
     block: int | None = None
     segments = 1
@@ -88,10 +89,17 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
             per_process = True
         elif token in ("-B", "--posix.odirect"):
             direct = True
+            direct_by.setdefault(True, token)
+            if len(direct_by) == 2:
+                fail(token, f"{direct_by[True]} asks for O_DIRECT and {direct_by[False]} turns it off; give one")
         elif token == "-O":
             for item in cursor.value(token, None, "key=value").split(","):
                 setting = _ior_option(token, item)
-                direct = direct if setting is None else setting
+                if setting is not None:
+                    direct = setting
+                    direct_by.setdefault(setting, f"-O {item}")
+            if len(direct_by) == 2:
+                fail(token, f"{direct_by[True]} asks for O_DIRECT and {direct_by[False]} turns it off; give one")
         elif token == "-t":
             transfer = size_bytes(token, cursor.single(token, None, "a transfer size"), 1, "16m")
         elif token == "-b":
