@@ -819,3 +819,15 @@ def test_server_memory_from_a_template_or_its_entry_is_used(tmp_path) -> None:
     assert len(lines) == 1 and "pagepool" in lines[0]["message"]
     assert lines[0]["path"] == "filesystem.pagepool.server"
     assert "(memory set at servers[0].memory)" in lines[0]["message"]
+
+
+def test_a_topology_without_its_parts_folder_says_where_parts_are_read(tmp_path) -> None:
+    from tests.conftest import ROOT
+
+    copy = tmp_path / "beegfs-hdr100.yaml"
+    copy.write_text((ROOT / "topologies" / "beegfs-hdr100.yaml").read_text())
+    result = run_cli("validate", str(copy))
+    assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    assert f"{tmp_path / 'parts'}: parts catalogue folder not found (a topology reads its parts from the parts/" in (
+        result.stdout
+    )

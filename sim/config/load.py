@@ -221,7 +221,14 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
     catalogue = Catalogue()
     problems: list[Problem] = []
     if not directory.is_dir():
-        return catalogue, [Problem(str(directory), None, "", "parts catalogue folder not found")]
+        return catalogue, [
+            Problem(
+                str(directory),
+                None,
+                "",
+                "parts catalogue folder not found (a topology reads its parts from the parts/ folder beside it)",
+            )
+        ]
     for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")]):
         try:
             data, smap = load_yaml(path)
