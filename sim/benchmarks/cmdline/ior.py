@@ -43,6 +43,15 @@ def _ior_option(flag: str, value: str) -> bool | None:
     fail(flag, f"unsupported IOR option -O {value} (pfssim reads -O useO_DIRECT=0|1 and -O summaryFormat=...)")
 
 
+def _set_direct(given: dict[bool, str], setting: bool, flag: str, label: str) -> bool:
+    """Record an O_DIRECT setting (``label`` says which flag gave it); refuse one that contradicts
+    an earlier setting, since IOR would silently keep the last."""
+    given.setdefault(setting, label)
+    if len(given) == 2:
+        fail(flag, f"{given[True]} asks for O_DIRECT and {given[False]} turns it off; give one")
+    return setting
+
+
 def _split_ior(token: str) -> tuple[str, str | None]:
     """``-t16m`` or ``-t=16m`` -> (``-t``, ``16m``): IOR's option parser (``option.c``) takes the
     rest of a short option as its value, or what follows the first ``=``."""
@@ -88,18 +97,12 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
         elif token == "-F":
             per_process = True
         elif token in ("-B", "--posix.odirect"):
-            direct = True
-            direct_by.setdefault(True, token)
-            if len(direct_by) == 2:
-                fail(token, f"{direct_by[True]} asks for O_DIRECT and {direct_by[False]} turns it off; give one")
+            direct = _set_direct(direct_by, True, token, token)
         elif token == "-O":
             for item in cursor.value(token, None, "key=value").split(","):
                 setting = _ior_option(token, item)
                 if setting is not None:
-                    direct = setting
-                    direct_by.setdefault(setting, f"-O {item}")
-            if len(direct_by) == 2:
-                fail(token, f"{direct_by[True]} asks for O_DIRECT and {direct_by[False]} turns it off; give one")
+                    direct = _set_direct(direct_by, setting, token, f"-O {item}")
         elif token == "-t":
             transfer = size_bytes(token, cursor.single(token, None, "a transfer size"), 1, "16m")
         elif token == "-b":
