@@ -72,13 +72,14 @@ _PARAMETERS = [
         "flushes, which sets how short the drives' seeks are under random small writes",
         "fitted on pixstor-large iozone random write (flat near 12.8K IOPS from 1 to 256 threads), "
         "the window with the smallest worst error over the two points (bench/fit_me4_sort_window.py "
-        "512 768 1024): 512 gives -7.5% at 1 thread and -1.2% at 256 (768: +1.1% / +8.7%; 1024: "
-        "+5.8% / +10.6%). Fitted in session 4 (768 then: -4% / +7%, with 512 at -12% / -2%) when the "
-        "measurement began cutting initial transients (MSER), and refitted by the same rule in "
-        "session 11, when points out of batches began doubling them and the batches kept after a "
-        "transient got a budget of their own: the 1-thread point had stopped at +-6%. The "
-        "high-capacity check points agree (512: +1.4% / +4.3% at 32 / 512 threads; 768: +4.2% / "
-        "+5.7%); plausible against the [ASSUMED] 8 GiB cache per controller (512 x 512 "
+        "384 512 768): 512 gives -6.2% at 1 thread and -1.4% at 256 (384: -14.0% / -6.4%; 768: "
+        "+0.5% / +6.3%). Fitted in session 4 (768 then: -4% / +7%, with 512 at -12% / -2%) when the "
+        "measurement began cutting initial transients (MSER), refitted by the same rule in session "
+        "11, when points out of batches began doubling them and the batches kept after a transient "
+        "got a budget of their own (512: -7.5% / -1.2%; 768: +1.1% / +8.7%), and checked again in "
+        "session 13, when HDD sector angles became a hash of the sector (the rule still picks 512, "
+        "by 6.2% against 6.3%). The high-capacity check points agree (512: +2.9% / +3.2% at 32 / "
+        "512 threads; 768: +7.8% / +5.9%); plausible against the [ASSUMED] 8 GiB cache per controller (512 x 512 "
         "KiB chunk-sized cache segments x 4 virtual disks = 1 GiB of dirty data per controller)",
         "pixstor-large iozone random write",
     ),

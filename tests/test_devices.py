@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import simpy
 
@@ -441,3 +443,54 @@ def test_parity_reads_touch_data_members_only() -> None:
     env = simpy.Environment()
     raid, _ = _raid6(env)
     assert raid.member_commands("read", 16 * 512 * 1024) == 8  # two stripes: still 8 data members
+
+
+def test_hdd_rewriting_the_sector_it_just_read_waits_one_whole_turn() -> None:
+    """A sector's angle is fixed: the write that follows a read of the same 4 KiB (a RAID
+    read-modify-write) finds the head on the right track at once (a track-to-track seek, 0.5 ms)
+    but the sector has just gone by, so the write starts one revolution after the read did."""
+    env = simpy.Environment()
+    drive = HddDrive(env, "hdd", HDD, Stream(2, "hdd"))
+    starts: list[float] = []
+
+    def rmw():  # noqa: ANN202
+        yield env.timeout(0.123)  # the platter is anywhere when the read arrives
+        for op in ("read", "write"):
+            before = drive.engine.work
+            done = drive.io(op, 7e12, 4096)
+            starts.append(env.now + (drive.engine.work - before) - 4096 / drive.rate_at(7e12 / HDD.capacity))
+            yield done
+
+    env.process(rmw())
+    env.run()
+    # Each start is when the command's transfer began: arrival + positioning.
+    assert starts[1] - starts[0] == pytest.approx(1 / 120, rel=1e-9)
+
+
+def _interleaved_streams_rate(streams: int) -> float:
+    """Commands/s of one drive serving ``streams`` back-to-back 512 KiB read streams, one command
+    each in flight, the streams 1.5 GiB apart at exact strides (as IOR places its tasks)."""
+    env = simpy.Environment()
+    drive = HddDrive(env, "hdd", HDD, Stream(4, "hdd"))
+    size = 512 * 1024
+
+    def stream(i: int):  # noqa: ANN202
+        offset = i * 1.5 * 2**30
+        while True:
+            yield drive.io("read", offset, size)
+            offset += size
+
+    for i in range(streams):
+        env.process(stream(i))
+    env.run(until=8.0)
+    return drive.ops / 8.0
+
+
+def test_hdd_serves_more_interleaved_streams_no_slower() -> None:
+    """More streams give the shortest-access-time choice more candidates, so the drive's rate
+    never falls as streams are added (within 3% noise). With angles linear in the address, exact
+    strides met fixed rotational alignments and the rate went up and down with the stream count
+    (217, 221, 287, 239, 239, 285, 306 commands/s for 2..32 streams)."""
+    rates = [_interleaved_streams_rate(n) for n in (2, 4, 8, 12, 16, 24, 32)]
+    assert all(later >= 0.97 * earlier for earlier, later in itertools.pairwise(rates)), rates
+    assert rates[-1] > 1.5 * rates[0]

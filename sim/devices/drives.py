@@ -11,7 +11,8 @@ and the datasheet IOPS for small ones, reached once depth >= IOPS x latency (Lit
 
 HDD: one actuator serves one command at a time. With up to ``hdd_ncq_depth`` commands queued the
 drive picks the one with the shortest access time (seek by distance, then rotational wait to the
-sector's angle). Seek time is t0 + b sqrt(d) over the stroke fraction d, with b chosen so that the
+sector's angle: a fixed pseudo-random function of the sector, plus the drive's own spindle phase,
+see ``_sector_angle``). Seek time is t0 + b sqrt(d) over the stroke fraction d, with b chosen so that the
 mean over random distances is the datasheet average seek. Transfer rate falls linearly from the
 outer-zone rate (address 0) to the inner-zone rate. A command that starts where the previous one
 ended pays no positioning. The drive sees the oldest ``hdd_ncq_depth`` commands (the rest wait in
@@ -39,6 +40,26 @@ from sim.engine.rng import Stream
 from sim.params import value
 
 _MEAN_SQRT_DISTANCE = 8.0 / 15.0  # E[sqrt|U1 - U2|] for independent uniforms
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def _sector_angle(sector: int) -> float:
+    """Where a 4 KiB sector sits on its track, in turns from the index mark: a fixed function of
+    the sector number, with no relation between different sectors (splitmix64's finaliser, a
+    64-bit mix, scaled to [0, 1)).
+
+    The same sector always comes round at the same moment, so a RAID read-modify-write that
+    rewrites the sector it has just read waits a whole turn. Different sectors are unrelated,
+    because where a file's blocks fall on the platters (zones, track skew, spare sectors) is not
+    a model input; a function linear in the address put streams at exact strides at fixed angles
+    to each other, and some numbers of streams then met much worse rotational waits than others.
+    """
+    z = (sector * 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return ((z ^ (z >> 31)) >> 11) * (1.0 / (1 << 53))
 
 
 class SsdDrive:
@@ -98,6 +119,8 @@ class HddDrive:
         self.outer = min(part.seq_read, part.seq_write)
         self.inner = part.inner_seq_rate
         self.depth = int(value("hdd_ncq_depth"))
+        # Spindles are not synchronised: each drive's platters turn with a phase of their own.
+        self.phase = stream.uniform()
         # Commands the drive sees, sorted by (stroke position, arrival), in three parallel sequences:
         # positions and sector angles (what the scan reads) and (arrival, done, offset, size).
         self.positions = array("d")
@@ -132,8 +155,7 @@ class HddDrive:
         self.ops += 1
         done = Event(self.env)
         position = min(max(offset / self.capacity, 0.0), 1.0)
-        # A sector's angle is a fixed pseudo-random function of its address.
-        angle = (offset * 0.6180339887498949 / 4096.0) % 1.0
+        angle = (_sector_angle(int(offset) >> 12) + self.phase) % 1.0
         command = (self.ops, done, offset, size)
         if len(self.commands) < self.depth:
             self._admit(position, angle, command)
