@@ -547,3 +547,21 @@ def test_precision_wants_an_even_batch_cap_of_at_least_two_sets() -> None:
         Precision(min_batches=5, max_batches=9)
     with pytest.raises(ValueError, match="twice"):
         Precision(min_batches=10, max_batches=12)
+
+
+def test_a_drive_bound_point_with_few_visits_per_drive_names_a_drive() -> None:
+    """PixStor, 256 threads of 4 KiB random reads: the rate is the drives' (most of the 320 HDDs
+    more than half busy), but the point's short window gives each drive fewer than the 20 visits
+    the bottleneck rule asks of a part. The busiest drive is named, at its own utilisation, not the
+    NSD server CPU (a few percent busy) that has the visits."""
+    from sim.benchmarks.driver import limit_of
+    from sim.benchmarks.workloads import find_workload
+
+    system = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    workload = find_workload("pixstor-iozone-random")
+    point = run_point(system, workload, "random_read", 256, seed=1)
+    drives = [u for name, u in point.utilization.items() if ".drive" in name]
+    assert sum(u > 0.5 for u in drives) > len(drives) / 2
+    assert ".drive" in point.bottleneck, point.bottleneck
+    assert limit_of(point.bottleneck_utilization) == "capacity"
+    assert point.bottleneck_utilization == max(point.utilization.values())

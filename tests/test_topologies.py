@@ -102,3 +102,22 @@ def test_names_are_dotted_and_stable() -> None:
     assert pixstor.groups["me4084-0.vd1"].members[:3] == ("me4084-0.drive1", "me4084-0.drive3", "me4084-0.drive5")
     assert pixstor.groups["me4024-0.vd3"].members == ("me4024-0.drive3", "me4024-0.drive15")
     assert {pixstor.groups[f"me4084-2.vd{i}"].owner for i in range(8)} == {"me4084-2.ctrlA", "me4084-2.ctrlB"}
+
+
+def test_one_sas_entry_per_enclosure_cables_like_one_entry_for_all(tmp_path: Path) -> None:
+    """A server's `sas:` list may name its enclosures one entry at a time; the HBA ports already
+    cabled by earlier entries stay taken, so the wiring is the same as one pattern for all (each
+    port to one controller), not every enclosure on port 0."""
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "pixstor-large.yaml").read_text()
+    one = '      - {enclosures: "me4084-*"}\n'
+    assert text.count(one) == 1
+    split = "".join(f'      - {{enclosures: "me4084-{i}"}}\n' for i in range(4))
+    (tmp_path / "split.yaml").write_text(text.replace(one, split))
+    shipped = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    variant = load_system(tmp_path / "split.yaml")
+    assert sorted(map(sorted, variant.graph.edges)) == sorted(map(sorted, shipped.graph.edges))
+    ports = [n for n in variant.graph if n.startswith("storage0.") and ".port" in n]
+    assert ports and all(variant.graph.degree(p) == 2 for p in ports)  # its HBA and one controller

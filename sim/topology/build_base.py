@@ -68,6 +68,7 @@ class BuilderBase:
         self.enclosure_failed = False  # an enclosure entry was reported and not built
         self.controller_ports: dict[str, int] = {}
         self.controller_cables: dict[str, int] = {}
+        self.hba_ports_used: dict[str, int] = {}  # HBA -> ports already cabled (over all `sas:` entries)
         self.switch_ports: dict[str, int] = {}
         self.switch_cables: dict[str, int] = {}
         self.host_memory: dict[str, tuple[float, YamlPath]] = {}  # server or client -> memory, where given

@@ -252,7 +252,11 @@ class ServerSteps(StorageSteps):
         if not hbas:
             self.problem(path, f"server {server!r} has no HBA to cable enclosures to")
             return
-        used = {hba: 0 for hba, _, _ in hbas}
+        # Ports stay taken across the server's `sas:` entries: one entry per enclosure cables the
+        # same ports as one entry for all of them, never one port twice.
+        used = self.hba_ports_used
+        for hba, _, _ in hbas:
+            used.setdefault(hba, 0)
         capacity = {hba: ports for hba, ports, _ in hbas}
         order = [hba for hba, _, _ in hbas]
         for enc in enclosures:
@@ -268,5 +272,9 @@ class ServerSteps(StorageSteps):
                     self.system.connect(port, ctrl)
                     self.controller_cables[ctrl] += 1
                     if self.controller_cables[ctrl] > self.controller_ports[ctrl]:
-                        self.problem(path, f"{ctrl} has {self.controller_ports[ctrl]} host ports but more cables")
+                        self.problem(
+                            path,
+                            f"{ctrl} has {self.controller_ports[ctrl]} host ports, all cabled already "
+                            f"(this entry would add cable number {self.controller_cables[ctrl]})",
+                        )
                         return
