@@ -255,8 +255,8 @@ class ServerSteps(StorageSteps):
         # Ports stay taken across the server's `sas:` entries: one entry per enclosure cables the
         # same ports as one entry for all of them, never one port twice.
         used = self.hba_ports_used
-        for hba, _, _ in hbas:
-            used.setdefault(hba, 0)
+        for name, _, _ in hbas:
+            used.setdefault(name, 0)
         capacity = {hba: ports for hba, ports, _ in hbas}
         order = [hba for hba, _, _ in hbas]
         for enc in enclosures:
