@@ -403,3 +403,30 @@ def test_cmd_workloads_are_named_around_the_files_given(tmp_path: Path) -> None:
     )
     assert result.code == 0, result.stderr
     assert [w["name"] for w in json.loads(result.stdout)["inputs"]["workloads"]] == ["cmd1", "cmd2"]
+
+
+def test_benchmarks_paths_are_relative_to_the_topology(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A topology's `benchmarks:` may name a workload file by a path relative to the topology's
+    folder (as its parts/ folder is), whatever the current folder; a problem inside that file is
+    reported with the file's own name and line."""
+    import shutil
+
+    (tmp_path / "systems").mkdir()
+    (tmp_path / "mine").mkdir()
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "systems" / "parts")
+    text = (ROOT / "topologies" / "beegfs-edr-2019.yaml").read_text()
+    old = "benchmarks: [beegfs-hp-iozone-seq, beegfs-hp-iozone-random]"
+    assert old in text
+    topology = tmp_path / "systems" / "t.yaml"
+    topology.write_text(text.replace(old, "benchmarks: [../mine/small.yaml]"))
+    workload = (ROOT / "workloads" / "beegfs-hp-iozone-seq.yaml").read_text()
+    workload = workload.replace("name: beegfs-hp-iozone-seq", "name: small")
+    (tmp_path / "mine" / "small.yaml").write_text(workload)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert run_cli("validate", str(topology)).code == 0
+    (tmp_path / "mine" / "small.yaml").write_text(workload.replace("record_size: 1 MiB", "record_size: 1 parsec"))
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    assert "small.yaml:" in result.stdout + result.stderr and "record_size" in result.stdout + result.stderr

@@ -129,3 +129,61 @@ def test_prefetched_reads_are_estimated_from_their_supply(monkeypatch: pytest.Mo
     direct = run_point(system, workload, "read", 8, seed=3)
     assert direct.ci_high - direct.ci_low > 2 * (supplied.ci_high - supplied.ci_low)
     assert direct.ci_low <= supplied.value <= direct.ci_high
+
+
+def _replicated(tmp_path, replicas: int):  # noqa: ANN202 - the System
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts", dirs_exist_ok=True)
+    text = PIXSTOR.read_text()
+    assert "  data_replicas: 1\n" in text
+    path = tmp_path / f"replicas{replicas}.yaml"
+    path.write_text(text.replace("  data_replicas: 1\n", f"  data_replicas: {replicas}\n"))
+    return load_system(path)
+
+
+def test_data_replicas_write_every_block_on_that_many_nsds(tmp_path) -> None:  # noqa: ANN001
+    """GPFS data replication: the client writes each copy, so with 2 replicas the usable capacity
+    and the write ceiling halve, a write at 64 threads (array-bound, 22 GB/s with one copy) halves,
+    and reads are unchanged (one copy is read)."""
+    from sim.topology.bounds import max_flow_bound
+    from sim.topology.capacity import capacity
+
+    one, two = load_system(PIXSTOR), _replicated(tmp_path, 2)
+    assert capacity(two).usable_B == pytest.approx(capacity(one).usable_B / 2)
+    assert max_flow_bound(two, "write").Bps == pytest.approx(max_flow_bound(one, "write").Bps / 2)
+    assert max_flow_bound(two, "read").Bps == max_flow_bound(one, "read").Bps
+    workload = find_workload("pixstor-iozone-seq")
+    write = run_point(two, workload, "write", 64, seed=2)
+    assert write.value == pytest.approx(22e9 / 2, rel=0.02)
+    read = run_point(two, workload, "read", 64, seed=2)
+    assert read.value == pytest.approx(run_point(one, workload, "read", 64, seed=2).value, rel=0.03)
+
+
+def test_data_replicas_copies_sit_on_distinct_nsds_in_the_same_block_slot_order(tmp_path) -> None:  # noqa: ANN001
+    """Copy k of a block goes k / replicas of the way round the NSD list, at the block's slot moved
+    by the same fraction of the NSD, with the offset within the block kept."""
+    system = _replicated(tmp_path, 3)
+    model = build_model(system, find_workload("pixstor-iozone-seq"), "write", 1)
+    nsds = system.storage_targets
+    block = model.block
+    copies = model._copies(nsds[1], 5 * block + 4096)
+    assert [n for n, _ in copies] == [nsds[1], nsds[1 + len(nsds) // 3], nsds[1 + 2 * len(nsds) // 3]]
+    assert all(offset % block == 4096 for _, offset in copies)
+    assert len({offset // block for _, offset in copies}) == 3
+
+
+def test_more_data_replicas_than_data_nsds_is_refused_at_the_key(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Three copies of every block need three data NSDs; with two the system is refused, located
+    at filesystem.data_replicas (its line in the topology)."""
+    from sim.benchmarks.runnable import check_runnable
+    from sim.errors import WorkloadError
+    from sim.topology.model import System
+
+    system = _replicated(tmp_path, 3)
+    monkeypatch.setattr(System, "storage_targets", property(lambda self: ["me4084-0.vd0", "me4084-0.vd1"]))
+    with pytest.raises(WorkloadError) as caught:
+        check_runnable(system, find_workload("pixstor-iozone-seq"))
+    (problem,) = caught.value.problems
+    assert problem.path == "filesystem.data_replicas" and problem.line is not None
+    assert "data_replicas 3 needs as many data NSDs" in problem.message and "has 2" in problem.message

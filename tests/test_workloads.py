@@ -352,7 +352,7 @@ def test_unknown_benchmark_is_the_only_finding(tmp_path: Path) -> None:
 
 def test_files_larger_than_the_file_system_are_refused() -> None:
     """256 threads x 1000 GiB is 275 TB; the EDR system holds 209 TB (pfssim show). N-1 counts one
-    block per task, GPFS data replicas count twice."""
+    block per task, GPFS data replicas halve the usable capacity."""
     from sim.benchmarks.runnable import check_runnable, data_bytes
     from sim.errors import PfssimError
     from sim.topology.build import load_system
@@ -378,9 +378,10 @@ def test_files_larger_than_the_file_system_are_refused() -> None:
     replicated = pixstor.spec.model_copy(update={"filesystem": twice})
     workload = find_workload("pixstor-iozone-random")
     assert data_bytes(pixstor, workload, 8) == 8 * 32 * 2**30
+    single = capacity(pixstor).usable_B
     pixstor.spec = replicated
-    assert data_bytes(pixstor, workload, 8) == 2 * 8 * 32 * 2**30
-    assert capacity(pixstor).usable_B > data_bytes(pixstor, workload, 512)
+    assert data_bytes(pixstor, workload, 8) == 8 * 32 * 2**30
+    assert capacity(pixstor).usable_B == single / 2 > data_bytes(pixstor, workload, 512)
 
 
 def test_every_refusal_comes_before_any_simulation(tmp_path: Path, monkeypatch) -> None:
@@ -406,7 +407,7 @@ def test_every_refusal_comes_before_any_simulation(tmp_path: Path, monkeypatch) 
     lines = result.stderr.splitlines()
     line = next(n for n, row in enumerate(huge.read_text().splitlines(), 1) if row.startswith("aggregate_size:"))
     assert any(
-        row.startswith(f"{huge}:{line} aggregate_size: at 1 threads the files of huge need 8000 TB") for row in lines
+        row.startswith(f"{huge}:{line} aggregate_size: at 1 thread the files of huge need 8000 TB") for row in lines
     )
     assert any(row.startswith("--cmd direct_io: buffered calls of 4 KiB") for row in lines)
 

@@ -18,13 +18,12 @@ from sim.topology.model import System
 
 
 def data_bytes(system: System, workload: AnyWorkload, threads: int) -> float:
-    """Bytes a point's files occupy on the data targets (with GPFS data replicas)."""
+    """Bytes a point's files hold (GPFS data replicas are counted in the usable capacity)."""
     if isinstance(workload, MdtestWorkload):
         size = workload.total_items(threads) * workload.write_bytes
     else:  # N-N: a file per thread; N-1: one block of the shared file per task
         size = workload.file_size_for(threads) * threads
-    fs = system.spec.filesystem
-    return size * (fs.data_replicas if isinstance(fs, GpfsSpec) else 1)
+    return size
 
 
 # tuneFileCacheBufSize of the BeeGFS client (beegfs-client.conf default 524288): buffered calls at
@@ -81,12 +80,30 @@ def _size_key(workload: AnyWorkload) -> str:
     return "file_size" if workload.file_size is not None else "aggregate_size"
 
 
+def _smaller(workload: AnyWorkload) -> str:
+    """How to make a workload's files fit."""
+    if isinstance(workload, MdtestWorkload):
+        return "lower the bytes per file, the files per directory or the thread counts"
+    if workload.file_size is not None:
+        return "lower the file size or the thread counts"
+    return "lower the aggregate size (or its max_file_size)"
+
+
 def check_runnable(system: System, workload: AnyWorkload) -> None:
     """Refuse, before anything is simulated, a workload the system cannot run."""
     if not system.storage_targets and not isinstance(workload, MdtestWorkload):
         message = f"{system.name} has no storage targets to run {workload.name} on"
         if system.source_map is not None:
             raise WorkloadError([system.source_map.problem(("servers",), message)])
+        raise PfssimError(message)
+    fs = system.spec.filesystem
+    if isinstance(fs, GpfsSpec) and system.storage_targets and fs.data_replicas > len(system.storage_targets):
+        message = (
+            f"data_replicas {fs.data_replicas} needs as many data NSDs to hold the copies; "
+            f"{system.name} has {len(system.storage_targets)}"
+        )
+        if system.source_map is not None:
+            raise WorkloadError([system.source_map.problem(("filesystem", "data_replicas"), message)])
         raise PfssimError(message)
     if system.storage_targets:
         usable = capacity(system).usable_B
@@ -97,9 +114,9 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                 [
                     workload.problem(
                         _size_key(workload),
-                        f"at {threads} threads the files of {workload.name} need {needed / 1e12:.4g} TB, more "
-                        f"than the {usable / 1e12:.4g} TB {system.name} holds (usable capacity, as pfssim show "
-                        "reports it); lower the file size or the thread counts",
+                        f"at {threads} thread{'s' if threads != 1 else ''} the files of {workload.name} need "
+                        f"{needed / 1e12:.4g} TB, more than the {usable / 1e12:.4g} TB {system.name} holds "
+                        f"(usable capacity, as pfssim show reports it); {_smaller(workload)}",
                     )
                 ]
             )

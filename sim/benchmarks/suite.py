@@ -27,10 +27,16 @@ def default_workloads(system: System) -> list[AnyWorkload]:
     problems = []
     for i, name in enumerate(system.spec.benchmarks):
         try:
-            workloads.append(find_workload(name, Path(system.file)))
+            workloads.append(find_workload(name, Path(system.file), base=Path(system.file).parent))
         except WorkloadError as exc:
             line = system.source_map.line(("benchmarks", i)) if system.source_map else None
-            problems += [Problem(system.file, line, f"benchmarks[{i}]", p.message) for p in exc.problems]
+            problems += [
+                # A problem inside the workload's own file keeps that file's name and place.
+                Problem(system.file, line, f"benchmarks[{i}]", p.message)
+                if p.file in ("--workload", system.file)
+                else Problem(system.file, line, f"benchmarks[{i}]", f"in the workload: {p}")
+                for p in exc.problems
+            ]
     if problems:
         raise WorkloadError(problems)
     return workloads

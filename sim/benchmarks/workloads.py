@@ -145,10 +145,16 @@ def known_workloads(topology: Path | None = None) -> list[str]:
     return sorted({path.stem for folder in workload_dirs(topology) for path in folder.glob("*.yaml")})
 
 
-def find_workload(name_or_path: str, topology: Path | None = None) -> AnyWorkload:
-    """A workload given as a path to a ``.yaml`` file, or by name from :func:`workload_dirs`."""
+def find_workload(name_or_path: str, topology: Path | None = None, base: Path | None = None) -> AnyWorkload:
+    """A workload given as a path to a ``.yaml`` file, or by name from :func:`workload_dirs`.
+
+    A relative path is taken from ``base`` when given (a topology's ``benchmarks`` entries are
+    relative to the topology's folder, as its ``parts/`` is), else from the current folder (a
+    path on the command line)."""
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml") or "/" in name_or_path or candidate.is_file():
+        if base is not None and not candidate.is_absolute():
+            candidate = base / candidate
         return load_workload(candidate)
     for folder in workload_dirs(topology):
         path = folder / f"{name_or_path}.yaml"

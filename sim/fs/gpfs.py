@@ -61,6 +61,11 @@ class GpfsModel:
         self.io_threads = {c: ctx.platform.pool(f"{c}.prefetch-threads", prefetch) for c in ctx.system.clients}
         # IOR N-1: one file (one start NSD); task t's block starts at t x block size in it.
         self.shared = self.workload.benchmark == "ior_seq_n1"
+        # Written data goes to ``data_replicas`` NSDs (reads use the first copy): the client writes
+        # each copy itself, and copy k of a block sits k / replicas of the way round the NSD list
+        # (standing in for another failure group, as metadata replicas do).
+        self.replicas = fs.data_replicas if ctx.io_op == "write" else 1
+        self.nsd_index = {nsd: i for i, nsd in enumerate(self.nsds)}
         first = ctx.streams("gpfs.file0").integer(len(self.nsds))
         self.starts = [
             first if self.shared else ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)
@@ -158,6 +163,20 @@ class GpfsModel:
                 slot = (owner * 7919 + block // d) % max(int(capacity // self.block), 1)
             yield nsd, slot * self.block + within, self.unit
 
+    def _copies(self, nsd: str, offset: float) -> list[tuple[str, float]]:
+        """Where each copy of the data at ``offset`` on ``nsd`` is written: the block's slot moved
+        by the same fraction of its NSD, so a block's records share their copies' slots and
+        cluster-allocated blocks stay in order on every copy."""
+        d = len(self.nsds)
+        i = self.nsd_index[nsd]
+        slot, within = divmod(offset, self.block)
+        copies = [(nsd, offset)]
+        for k in range(1, self.replicas):
+            other = self.nsds[(i + k * d // self.replicas) % d]
+            slots = max(int(self.ctx.platform.raids[other].capacity // self.block), 1)
+            copies.append((other, ((int(slot) + k * slots // self.replicas) % slots) * self.block + within))
+        return copies
+
     def _thread(self, t: int) -> Generator[Event, object, None]:
         ctx = self.ctx
         env = ctx.env
@@ -170,7 +189,10 @@ class GpfsModel:
 
         def next_request() -> Event:
             nsd, offset, size = next(units)
-            return env.process(request(t, client, nsd, op, offset, size, stream))
+            if self.replicas == 1:
+                return env.process(request(t, client, nsd, op, offset, size, stream))
+            copies = self._copies(nsd, offset)
+            return join(env, [env.process(request(t, client, n, op, o, size, stream)) for n, o in copies])
 
         yield env.timeout(stream.uniform() * 1e-4)
         if self.workload.direct_io:

@@ -162,10 +162,12 @@ class Bound:
     op: str
     Bps: float
     bottlenecks: tuple[Bottleneck, ...]
+    replicas: int = 1  # copies of each written byte (the flow through the cut is Bps x replicas)
 
     def describe(self) -> str:
         """Human summary of the minimum cut."""
-        return "; ".join(b.describe() for b in self.bottlenecks)
+        text = "; ".join(b.describe() for b in self.bottlenecks)
+        return f"{text}; each byte written {self.replicas} times (data replicas)" if self.replicas > 1 else text
 
 
 def max_flow_bound(system: System, op: str) -> Bound:
@@ -186,7 +188,10 @@ def max_flow_bound(system: System, op: str) -> Bound:
         Bottleneck(kind, model, note, len(parts), cap, tuple(sorted(parts)))
         for (kind, model, note, cap), parts in shares
     )
-    return Bound(op, float(value), bottlenecks)
+    # With GPFS data replication the client writes every byte data_replicas times, each copy over
+    # the same kinds of path, so the data a benchmark writes is the flow over the replicas.
+    replicas = getattr(system.spec.filesystem, "data_replicas", 1) if op == "write" else 1
+    return Bound(op, float(value) / replicas, bottlenecks, replicas)
 
 
 def unreachable_targets(system: System) -> dict[str, list[str]]:
