@@ -186,6 +186,98 @@ def test_write_cache_destages_whole_stripes_before_a_stripe_still_filling() -> N
     assert not cache.order and 0.0 in [start for start, _ in cache.full]
 
 
+def _raid5_9p1(env: simpy.Environment) -> tuple[RaidDevice, list[SsdDrive]]:
+    """RAID5 9+1 with 512 KiB chunks: 4.5 MiB stripes, which 1 MiB records do not divide."""
+    members = [_ssd(env, i) for i in range(10)]
+    return RaidDevice(env, "vd", 5, members, 512 * 1024), members
+
+
+def test_write_cache_gathers_records_that_cross_stripe_boundaries_into_whole_stripes() -> None:
+    # One stream of 1 MiB records from address 0 on 4.5 MiB stripes: records 4, 13, 22 and 31
+    # cross a boundary (at 4.5, 13.5, 22.5 and 31.5 MiB). Each is split there: its first half
+    # completes the stripe it started in, its second half starts the next stripe's entry. After
+    # 32 records stripes 0..6 are whole and stripe 7 holds [31.5, 32) MiB. With 8 entries (the
+    # watermark at 4) and one destage at a time, the cache admits all 32 at once (8 entries:
+    # stripe 0's destage is in flight when stripe 7 starts) and then destages whole stripes until
+    # 4 entries are held: stripes 0..3, each one 512 KiB chunk per member and no reads. Stripe 7,
+    # still filling, waits behind the whole stripes 4..6. (Before the split, the crossing records
+    # took entries of their own, so no stripe ever became whole, only 23 of the 32 records were
+    # admitted at once, and every destage was a read-modify-write.)
+    from sim.devices.me4 import WriteBackCache
+
+    env = simpy.Environment()
+    raid, members = _raid5_9p1(env)
+    cache = WriteBackCache(env, raid)
+    cache.entries = 8
+    mib = 1024 * 1024
+    width = 9 * 512 * 1024
+    events = [cache.write(record * mib, mib) for record in range(32)]
+    assert all(done.triggered for done in events)  # admitted as a whole, each write at once
+    env.run()
+    assert all(m.bytes["read"] == 0 for m in members)
+    assert all(m.bytes["write"] == 4 * 512 * 1024 for m in members)
+    assert cache.destaged_bytes == 4 * width
+    assert [start / width for start, _ in cache.full] == [4, 5, 6]
+    assert [start / mib for start, _ in cache.order] == [31.5]  # stripe 7, still filling
+    for record in range(32, 36):  # up to 36 MiB, the end of stripe 7: now whole too
+        cache.write(record * mib, mib)
+    assert not cache.order and [start / width for start, _ in cache.full] == [4, 5, 6, 7]
+
+
+def test_write_cache_split_write_takes_an_entry_per_stripe_it_starts() -> None:
+    # 8 MiB records, 4.5 MiB stripes. The write [4, 12) MiB is split into [4, 4.5) (stripe 0),
+    # [4.5, 9) (stripe 1, whole) and [9, 12) (stripe 2); [1, 2) MiB already started stripe 0's
+    # entry, which now spans [1, 4.5), so the write adds two entries. [22, 30) is split at 22.5
+    # and 27 into three pieces in stripes 4, 5 (whole) and 6, none of which has an entry: three
+    # entries. An aligned 9 MiB write (stripes 8 and 9, both whole) is one piece: one entry.
+    from sim.devices.me4 import WriteBackCache
+
+    env = simpy.Environment()
+    raid, _ = _raid5_9p1(env)
+    cache = WriteBackCache(env, raid)
+    mib = 1024 * 1024
+    cache.write(mib, mib)
+    assert cache.held == 1
+    cache.write(4 * mib, 8 * mib)
+    assert cache.held == 3
+    assert sorted(cache.extent.values()) == [[mib, 4.5 * mib], [4.5 * mib, 9 * mib], [9 * mib, 12 * mib]]
+    assert [start / mib for start, _ in cache.full] == [4.5]
+    cache.write(22 * mib, 8 * mib)
+    assert cache.held == 6
+    assert [start / mib for start, _ in cache.full] == [4.5, 22.5]
+    cache.write(36 * mib, 9 * mib)
+    assert cache.held == 7 and cache.extent[cache._ids] == [36 * mib, 45 * mib]
+
+
+def test_write_cache_admits_a_split_write_when_all_its_entries_fit() -> None:
+    # 4 entries (the watermark at 2), one destage at a time, 4.5 MiB stripes. Three 1 MiB writes
+    # in stripes 0, 2 and 4 make 3 entries, so one (stripe 0) goes to the drives: 2 held + 1 in
+    # flight. X = [40, 41) MiB crosses 40.5 into two stripes without entries and needs 2: it
+    # waits. Y joins stripe 2 and is admitted at once; Z needs one entry, for which there is
+    # room, but waits behind X. When stripe 0's destage completes X fits (2 held + 2 = 4), and Z
+    # waits for the next destage.
+    from sim.devices.me4 import WriteBackCache
+
+    env = simpy.Environment()
+    raid, _ = _raid5_9p1(env)
+    cache = WriteBackCache(env, raid)
+    cache.entries = 4
+    mib = 1024 * 1024
+    for start in (0, 9, 18):
+        cache.write(start * mib, mib)
+    assert (cache.held, cache.active) == (2, 1)
+    x = cache.write(40 * mib, mib)
+    y = cache.write(10 * mib, mib)
+    z = cache.write(50 * mib, mib)
+    assert not x.triggered and y.triggered and not z.triggered
+    while not x.triggered:
+        env.step()
+    assert not z.triggered
+    assert [40 * mib, 40.5 * mib] in cache.extent.values() and [40.5 * mib, 41 * mib] in cache.extent.values()
+    env.run()
+    assert z.processed and cache.held == 2 and cache.active == 0
+
+
 def _read_ahead(budget: float | None = None):  # noqa: ANN202 - (reader, raid, members, env)
     from sim.devices.me4 import ReadAhead
 
@@ -239,6 +331,27 @@ def test_read_ahead_needs_room_in_the_cache() -> None:
         env.run(until=reader.read(k * 1024 * 1024, 1024 * 1024))
     assert raid.bytes["read"] == 6 * 1024 * 1024
     assert not reader.streams
+
+
+def test_read_ahead_reads_whole_stripes_when_records_do_not_divide_them() -> None:
+    # One-stripe read-ahead on RAID5 9+1 (4.5 MiB stripes), 1 MiB reads from 0. Read 2 starts the
+    # stream and reads to the stripe boundary at or beyond 2 + 4.5 MiB: [2, 4.5) and [4.5, 9).
+    # Read 5 (ending at 5 MiB) wants data to 9.5 MiB: the next whole stripe, [9, 13.5); read 10
+    # (ending at 10) wants 14.5: [13.5, 18). Host reads that cross a stripe are served from the
+    # fetches on both sides; nothing is read twice.
+    from sim.devices.me4 import ReadAhead
+
+    env = simpy.Environment()
+    raid, _ = _raid5_9p1(env)
+    width = 9 * 512 * 1024
+    reader = ReadAhead(raid, width, None)
+    mib = 1024 * 1024
+    device_bytes = []
+    for k in range(10):
+        env.run(until=reader.read(k * mib, mib))
+        device_bytes.append(raid.bytes["read"] / mib)
+    assert device_bytes == [1, 9, 9, 9, 13.5, 13.5, 13.5, 13.5, 13.5, 18]
+    assert reader.hits == 8 * mib and reader.held == 8 * mib
 
 
 def test_a_prestarted_stream_serves_its_first_read_from_the_cache() -> None:

@@ -21,7 +21,8 @@ watermark (half) where the destage outruns the writes (SSD LUNs); its size in en
 destages in flight) is the destage sort window: it sets how short the
 drives' seeks are, and with them the steady random-write rate. Writes of a sequential stream that
 land in one stripe are merged while they wait, so small sequential writes destage as (nearly)
-full stripes.
+full stripes; on parity RAID a write that crosses a stripe boundary is split there, each piece
+joining its own stripe's dirty data, so records that do not divide the stripe gather too.
 """
 
 from __future__ import annotations
@@ -50,6 +51,16 @@ class WriteBackCache:
     one. Only the part of the cache above half full is destaged (the flush watermark), and the
     destages sweep the virtual disk in address order (an elevator over the dirty data), as a
     controller orders its flushes to keep the drives' seeks short.
+
+    On parity RAID a write that crosses a stripe boundary is split there (:meth:`_pieces`): its
+    part in its first stripe, the whole stripes it covers (one piece, as a stripe-aligned write of
+    several whole stripes is), and its part in its last stripe. Each piece joins the waiting
+    entry of its stripe or starts one, so a sequential stream whose records do not divide the
+    stripe (1 MiB records on a 9+1 RAID5 with 512 KiB chunks, 4.5 MiB stripes) still completes
+    whole stripes. Every piece that starts an entry takes one of the cache's entries (an entry is
+    one destage, and the pieces destage separately), at most three for one write; the write is
+    admitted, and acknowledged, as a whole once there is room for all of them. Other RAID levels
+    have no read-modify-write to avoid and keep a crossing write whole, in an entry of its own.
     """
 
     def __init__(self, env: simpy.Environment, device: RaidDevice, controller: Me4Controller | None = None) -> None:
@@ -92,11 +103,50 @@ class WriteBackCache:
         while self.held < target and draws < 8 * target + 8:
             draws += 1
             offset, size = sample()
-            if not self._merge(offset, size):
-                self._append(offset, size, ordered=False)
+            self._store(self._pieces(offset, size), ordered=False)
         self.order.sort()  # appended unordered (one sort instead of an insertion each)
         self.full.sort()
         self._kick()
+
+    def _pieces(self, offset: float, size: float) -> list[tuple[float, float]]:
+        """A write as the cache holds it: on parity RAID split at stripe boundaries into its part
+        of its first stripe, the whole stripes it covers (one piece) and its part of its last
+        stripe (each present only if not empty); whole otherwise, or within one stripe."""
+        width = self.width
+        first = offset // width
+        end = offset + size
+        if not self.coalesce or end <= (first + 1) * width + 1e-9:
+            return [(offset, size)]
+        pieces: list[tuple[float, float]] = []
+        start = offset
+        if offset - first * width > 1e-6:  # starts inside a stripe: its part of that stripe
+            start = (first + 1) * width
+            pieces.append((offset, start - offset))
+        last = (end // width) * width  # where the last, partly covered stripe starts
+        if last - start > 1e-6:
+            pieces.append((start, last - start))
+        else:
+            last = start
+        if end - last > 1e-6:
+            pieces.append((last, end - last))
+        return pieces
+
+    def _joins(self, offset: float, size: float) -> bool:
+        """Whether a piece falls in a stripe with an entry still waiting (and would take none)."""
+        stripe = self._stripe_of(offset, size)
+        return stripe is not None and stripe in self.open
+
+    def _new_entries(self, pieces: list[tuple[float, float]]) -> int:
+        """Entries a write's pieces would add: those that join no waiting entry. Never more than
+        the flush watermark leaves free (half the cache), or a write could wait for room forever."""
+        new = sum(not self._joins(offset, size) for offset, size in pieces)
+        return min(new, self.entries - self.entries // 2)
+
+    def _store(self, pieces: list[tuple[float, float]], ordered: bool = True) -> None:
+        """Hold a write's pieces: each joins its stripe's waiting entry or takes an entry."""
+        for offset, size in pieces:
+            if not self._merge(offset, size):
+                self._append(offset, size, ordered)
 
     def _stripe_of(self, offset: float, size: float) -> int | None:
         """The stripe a write lies in, or None when it crosses a stripe boundary."""
@@ -167,11 +217,16 @@ class WriteBackCache:
 
     def admit(self, offset: float, size: float, done: Event, not_before: float = 0.0) -> None:
         """``write``, triggering the caller's ``done`` when the write is in the cache, or at
-        ``not_before`` if that is later (the host side of the transfer still running)."""
-        if self._merge(offset, size):
+        ``not_before`` if that is later (the host side of the transfer still running). A write
+        that only joins waiting entries is admitted at once; one that adds entries needs room for
+        all of them, and waits behind the writes already waiting."""
+        pieces = self._pieces(offset, size)
+        new = self._new_entries(pieces)
+        if new == 0:
+            self._store(pieces)
             self._fire(done, not_before)
-        elif self.held + self.active < self.entries:
-            self._append(offset, size)
+        elif not self.waiting and self.held + self.active + new <= self.entries:
+            self._store(pieces)
             self._fire(done, not_before)
             self._kick()
         else:
@@ -204,10 +259,14 @@ class WriteBackCache:
     def _destaged(self, size: float) -> None:
         self.active -= 1
         self.destaged_bytes += size
-        while self.waiting and self.held + self.active < self.entries:
-            done, offset, size, not_before = self.waiting.popleft()
-            if not self._merge(offset, size):
-                self._append(offset, size)
+        while self.waiting:
+            done, offset, size, not_before = self.waiting[0]
+            pieces = self._pieces(offset, size)
+            # In arrival order, each when there is room for one entry and for all it adds.
+            if self.held + self.active + max(self._new_entries(pieces), 1) > self.entries:
+                break
+            self.waiting.popleft()
+            self._store(pieces)
             self._fire(done, not_before)
         self._kick()
 
