@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sim.benchmarks.driver import run_point
 from sim.benchmarks.workloads import find_workload
 from sim.params import value
 from sim.topology.build import load_system
+from sim.topology.summary import summarize
 from tests.conftest import ROOT, build_model
 
 PIXSTOR = ROOT / "topologies" / "pixstor-large.yaml"
@@ -187,3 +190,49 @@ def test_more_data_replicas_than_data_nsds_is_refused_at_the_key(tmp_path, monke
     (problem,) = caught.value.problems
     assert problem.path == "filesystem.data_replicas" and problem.line is not None
     assert "data_replicas 3 needs as many data NSDs" in problem.message and "has 2" in problem.message
+
+
+PIXSTOR_CLIENTS = """clients:
+  - name: c6230-{i}
+    count: 8
+    part: poweredge-c6420
+    cpu: xeon-gold-6230
+    memory: 192 GiB
+    hcas:
+      - {part: connectx6-hdr, switch: [ib0, ib1]}
+  - name: c6148-{i}
+    count: 8
+    part: poweredge-c6420
+    cpu: xeon-gold-6148
+    memory: 192 GiB
+    hcas:
+      - {part: connectx6-hdr, switch: [ib0, ib1]}
+"""
+
+
+@pytest.mark.parametrize("switches", [["ib0"], ["ib0", "ib1"]])
+def test_a_node_spreads_its_nsd_traffic_over_its_hcas(tmp_path: Path, switches: list[str]) -> None:
+    # PixStor with one client node whose HDR HCAs sit in PCIe Gen3 x4 slots (3.94 GB/s each, under
+    # the arrays' 22 GB/s of writes): 16 writing threads are held by the node's HCAs. With one on
+    # each fabric (verbsPorts on ib0 and ib1) its threads are dealt to both, each reaching the NSD
+    # servers' HCAs on its own fabric, and the rate doubles (every request used to leave by the
+    # first HCA: 3.94 GB/s with two).
+    hca = "      - {part: connectx6-hdr, switch: %s, overrides: {host: {bus: pcie4, lanes: 4}}}\n"
+    text = PIXSTOR.read_text()
+    assert text.count(PIXSTOR_CLIENTS) == 1, "test fixture out of date"
+    one_node = "clients:\n  - name: node{i}\n    count: 1\n    part: poweredge-c6420\n    cpu: xeon-gold-6230\n"
+    one_node += "    memory: 192 GiB\n    hcas:\n" + "".join(hca % switch for switch in switches)
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "pixstor.yaml"
+    path.write_text(text.replace(PIXSTOR_CLIENTS, one_node))
+    system = load_system(path)
+    link = system.components["node0.hca0"].write_Bps
+    assert link == pytest.approx(4 * 0.985e9)
+    assert summarize(system).write.Bps == pytest.approx(len(switches) * link)
+    point = run_point(system, find_workload("pixstor-iozone-seq"), "write", 16, seed=2)
+    assert point.value == pytest.approx(len(switches) * link, rel=0.02)
+    busy = {name: u for name, u in point.utilization.items() if name.startswith("node0.hca")}
+    assert sorted(busy) == [f"node0.hca{h}.tx" for h in range(len(switches))]
+    assert all(u == pytest.approx(1.0, abs=0.02) for u in busy.values())
+    servers = {name for name, u in point.utilization.items() if ".hca" in name and not name.startswith("node0.")}
+    assert {system.hca_switch[name.rsplit(".", 1)[0]] for name in servers} == set(switches)

@@ -321,10 +321,10 @@ def test_read_ahead_prestart_lands_where_each_stream_first_reads() -> None:
     first: dict[tuple[int, str], float] = {}
     piece = model._piece
 
-    def spy(t, client, client_hca, f, index, chunk_offset, size, *rest):  # noqa: ANN001, ANN202
+    def spy(t, client, f, index, chunk_offset, size, *rest):  # noqa: ANN001, ANN202
         target = f.targets[index % len(f.targets)]
         first.setdefault((t, target), f.bases[index % len(f.bases)] + chunk_offset)
-        return piece(t, client, client_hca, f, index, chunk_offset, size, *rest)
+        return piece(t, client, f, index, chunk_offset, size, *rest)
 
     model._piece = spy  # type: ignore[method-assign]
     model.start()
@@ -503,6 +503,52 @@ def test_traffic_within_a_socket_does_not_cross_the_upi(tmp_path: Path) -> None:
     point = run_point(system, _workload(), "read", 16, seed=2)
     assert "upi" not in point.bottleneck
     assert point.value > 2.5e9
+
+
+# A client HCA in a PCIe Gen3 x1 slot: 0.985 GB/s, a third of the P4600's 3.2 GB/s reads, so one or
+# two of them, not the storage server, set the rate of tiny.yaml's reads.
+NARROW_HCA = "{part: connectx4-edr, switch: %s, overrides: {host: {bus: pcie3, lanes: 1}}}"
+
+
+def _tiny_client_with_hcas(tmp_path: Path, *switches: str) -> Path:
+    """tiny.yaml with one client whose narrow HCAs are cabled to ``switches`` (``island``: a switch
+    joined to nothing)."""
+    hcas = ", ".join(NARROW_HCA % switch for switch in switches)
+    edits = [
+        (
+            "count: 2, part: poweredge-c6420, hcas: [{part: connectx4-edr, switch: ib}]}",
+            f"count: 1, part: poweredge-c6420, hcas: [{hcas}]}}",
+        ),
+        (
+            "    - {name: ib, part: mellanox-sb7890}\n",
+            "    - {name: ib, part: mellanox-sb7890}\n    - {name: island, part: mellanox-sb7890}\n",
+        ),
+    ]
+    text = TINY.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, "test fixture out of date"
+        text = text.replace(old, new)
+    (tmp_path / "parts").symlink_to(TINY.parent / "parts")
+    (tmp_path / "tiny.yaml").write_text(text)
+    return tmp_path / "tiny.yaml"
+
+
+def test_a_client_spreads_its_threads_over_its_hcas(tmp_path: Path) -> None:
+    """16 reading threads on one client whose HCAs are its bottleneck: with two HCAs the client's
+    threads are dealt to them in turn, so both carry half the bytes and the rate doubles, as the
+    max-flow ceiling says (every thread used to take the first HCA: 0.985 GB/s with two). An HCA on
+    a switch that reaches no server is left out."""
+    rate = 0.985e9
+    for switches, used in ((["ib"], 1), (["ib", "ib"], 2), (["ib", "island"], 1)):
+        path = tmp_path / "-".join(switches)
+        path.mkdir()
+        system = load_system(_tiny_client_with_hcas(path, *switches))
+        assert summarize(system).read.Bps == pytest.approx(used * rate)
+        point = run_point(system, _workload(), "read", 16, seed=3)
+        assert point.value == pytest.approx(used * rate, rel=0.02), switches
+        busy = {name: u for name, u in point.utilization.items() if name.startswith("client0.hca")}
+        assert sorted(busy) == [f"client0.hca{h}.rx" for h in range(used)], switches
+        assert all(u == pytest.approx(1.0, abs=0.02) for u in busy.values())
 
 
 def test_threads_are_counted_per_client_round_robin() -> None:

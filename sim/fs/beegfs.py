@@ -255,7 +255,6 @@ class BeeGFSModel:
         env = ctx.env
         stream = ctx.streams(f"thread{t}")
         client = ctx.client_of(t)
-        client_hca = ctx.system.client_hcas[client][0]
         # A client CPU with more cores than threads never queues: its time is a plain delay,
         # folded into the request's first transfer instead of costing an event.
         client_cpu = ctx.platform.cpu(client) if ctx.threads_on(client) > ctx.platform.cpu(client).servers else None
@@ -281,11 +280,9 @@ class BeeGFSModel:
             for first in range(0, len(pieces), self.num_targets):
                 batch = pieces[first : first + self.num_targets]
                 if len(batch) == 1:
-                    yield from self._piece(t, client, client_hca, f, *batch[0], stream, cpu_time)
+                    yield from self._piece(t, client, f, *batch[0], stream, cpu_time)
                 else:
-                    yield join(
-                        env, [env.process(self._piece(t, client, client_hca, f, *p, stream, cpu_time)) for p in batch]
-                    )
+                    yield join(env, [env.process(self._piece(t, client, f, *p, stream, cpu_time)) for p in batch])
                 cpu_time = 0.0
             ctx.meter.add(t, amount)
 
@@ -303,8 +300,9 @@ class BeeGFSModel:
             pos += length
         return pieces
 
-    def _route(self, t: int, client: str, client_hca: str, target: str) -> Route:
-        """The hops and pools of requests from one thread to one target (computed once)."""
+    def _route(self, t: int, client: str, target: str) -> Route:
+        """The hops and pools of requests from one thread to one target (computed once): the thread's
+        client HCA (:meth:`RunContext.client_hca`), a server HCA of the target's service."""
         key = (t, target)
         route = self.routes.get(key)
         if route is None:
@@ -316,6 +314,7 @@ class BeeGFSModel:
             conn = self.conns.get(conn_key)
             if conn is None:
                 conn = self.conns[conn_key] = ctx.platform.pool(f"{client}->{service.name}", self.conn_limit)
+            client_hca = ctx.client_hca(t, service.hcas)
             server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
             op = ctx.io_op
             network = platform.network_hops(client_hca, server_hca, op)
@@ -336,7 +335,6 @@ class BeeGFSModel:
         self,
         t: int,
         client: str,
-        client_hca: str,
         f: BeeGFSFile,
         index: int,
         chunk_offset: float,
@@ -348,7 +346,7 @@ class BeeGFSModel:
         env = ctx.env
         platform = ctx.platform
         target = f.targets[index % len(f.targets)]
-        route = self._route(t, client, client_hca, target)
+        route = self._route(t, client, target)
         device_offset = f.bases[index % len(f.bases)] + chunk_offset
         # Request message and reply each cost one network latency; both ride on the data transfer.
         delay += 2 * platform.latency

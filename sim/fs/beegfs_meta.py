@@ -279,10 +279,10 @@ class BeeGFSMetadataModel(MetadataModelBase):
         env = ctx.env
         platform = ctx.platform
         service = self.storage_service[target]
-        key = (client, target, op)
+        client_hca = ctx.client_hca(t, service.hcas)
+        key = (client_hca, target, op)
         route = self._data_routes.get(key)
         if route is None:
-            client_hca = ctx.system.client_hcas[client][0]
             server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
             zone = self._zone(service)
             hops = platform.network_hops(client_hca, server_hca, op)

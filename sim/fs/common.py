@@ -58,6 +58,12 @@ class RunContext:
         clients = self.system.clients
         return clients[thread % len(clients)]
 
+    def client_hca(self, thread: int, server_hcas: tuple[str, ...]) -> str:
+        """The client HCA that carries ``thread``'s traffic to a service listening on ``server_hcas``:
+        a client's threads (its 1st, 2nd, ... in placement order) are dealt to its HCAs in turn."""
+        clients = self.system.clients
+        return self.platform.pick_client_hca(clients[thread % len(clients)], server_hcas, thread // len(clients))
+
     def threads_on(self, client: str) -> int:
         """How many threads share a client node."""
         clients = self.system.clients

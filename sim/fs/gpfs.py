@@ -338,15 +338,16 @@ class NsdPaths:
         self.cpu = value("gpfs_nsd_block_cpu_s")
         self.routes: dict[tuple[str, str, str], Route] = {}
 
-    def route(self, t: int, client: str, nsd: str, op: str) -> Route:
-        """Hops, CPU and NSD threads of ``op`` requests from one client to one NSD (computed once)."""
-        key = (client, nsd, op)
+    def route(self, t: int, nsd: str, op: str) -> Route:
+        """Hops, CPU and NSD threads of ``op`` requests from one client HCA to one NSD (computed once):
+        thread ``t``'s requests leave by its client HCA (:meth:`RunContext.client_hca`)."""
+        service = self.server_of[nsd]
+        client_hca = self.ctx.client_hca(t, service.hcas)
+        key = (client_hca, nsd, op)
         route = self.routes.get(key)
         if route is None:
             ctx = self.ctx
             platform = ctx.platform
-            service = self.server_of[nsd]
-            client_hca = ctx.system.client_hcas[client][0]
             server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
             zone = ctx.system.zone_of[server_hca]
             route = self.routes[key] = Route(
@@ -364,7 +365,7 @@ class NsdPaths:
         ctx = self.ctx
         env = ctx.env
         platform = ctx.platform
-        route = self.route(t, client, nsd, op)
+        route = self.route(t, nsd, op)
         latency = 2 * platform.latency
         if op == "write":
             yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)

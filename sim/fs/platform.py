@@ -43,6 +43,7 @@ class Platform:
         self.controllers: dict[str, Me4Controller] = {}
         self.cpus: dict[str, Station] = {}
         self._paths: dict[tuple[str, str], list[str]] = {}
+        self._client_hcas: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         self._build_devices()
 
     # -- stations --------------------------------------------------------------------------------
@@ -239,6 +240,35 @@ class Platform:
                 raise KeyError(f"no path from switch {a} to {b}")
             self._paths[key] = list(reversed(path))
         return self._paths[key]
+
+    def pick_client_hca(self, client: str, server_hcas: tuple[str, ...], index: int) -> str:
+        """The HCA of ``client`` that carries the ``index``-th of its threads to a service listening on
+        ``server_hcas``: the client's HCAs that have a switch path to one of them, taken round-robin.
+
+        A client with several InfiniBand ports opens its connections over each of them (BeeGFS with
+        several RDMA interfaces, GPFS with several ``verbsPorts``) and its threads' traffic spreads
+        over them; pfssim deals the client's threads to its HCAs in turn, as a server's HCAs are
+        dealt to the threads that reach it (:meth:`pick_server_hca`). [ASSUMED] No source says by what
+        rule either spreads; see docs/design.md, "Which HCAs a request crosses". An HCA on a fabric
+        that cannot reach the service is skipped."""
+        hcas = self.system.client_hcas[client]
+        if len(hcas) == 1:
+            return hcas[0]
+        key = (client, server_hcas)
+        pool = self._client_hcas.get(key)
+        if pool is None:
+            s = self.system
+            reach = [h for h in hcas if any(self.connected(s.hca_switch[h], s.hca_switch[x]) for x in server_hcas)]
+            pool = self._client_hcas[key] = reach or list(hcas)
+        return pool[index % len(pool)]
+
+    def connected(self, a: str, b: str) -> bool:
+        """Whether switches ``a`` and ``b`` are joined, directly or through other switches."""
+        try:
+            self.switch_path(a, b)
+        except KeyError:
+            return False
+        return True
 
     def pick_server_hca(self, client_hca: str, hcas: tuple[str, ...], index: int) -> str:
         """A server HCA reachable from ``client_hca``: same switch first, spread by ``index``."""
