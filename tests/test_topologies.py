@@ -121,3 +121,15 @@ def test_one_sas_entry_per_enclosure_cables_like_one_entry_for_all(tmp_path: Pat
     assert sorted(map(sorted, variant.graph.edges)) == sorted(map(sorted, shipped.graph.edges))
     ports = [n for n in variant.graph if n.startswith("storage0.") and ".port" in n]
     assert ports and all(variant.graph.degree(p) == 2 for p in ports)  # its HBA and one controller
+
+
+def test_each_gpfs_lun_goes_to_its_own_primary_nsd_server() -> None:
+    """LUN k of an nsds entry has server k mod n as its primary (services_of lists it first): the
+    PixStor data LUNs alternate between storage0 and storage1, the metadata LUNs between hdmd0 and
+    hdmd1, and each server is the other's backup."""
+    system = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    data = [[s.server for s in system.services_of(lun)] for lun in system.storage_targets]
+    assert data[:4] == [["storage0", "storage1"], ["storage1", "storage0"]] * 2
+    assert sum(servers[0] == "storage1" for servers in data) == len(data) // 2
+    meta = [system.services_of(lun)[0].server for lun in system.metadata_targets]
+    assert meta.count("hdmd0") == meta.count("hdmd1") == len(meta) // 2

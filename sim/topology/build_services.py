@@ -249,3 +249,11 @@ class ServiceSteps(BuilderBase):
                 Service(name, "gpfs-nsd", server, None, tuple(luns), tuple(self.hcas_of_server[server])),
                 ("filesystem", "nsds"),
             )
+        # Services were indexed in the order they were added (the first server's first): put each
+        # LUN's own primary first, as services_of promises. (Before session 13 every LUN of an
+        # entry went through its first listed server, and the others served nothing.)
+        for lun, servers in served.items():
+            index = self.system.service_index.get(lun)
+            if index:
+                rank = {f"{server}.nsd": r for r, server in enumerate(servers)}
+                index.sort(key=lambda service: rank.get(service.name, len(rank)))
