@@ -142,6 +142,13 @@ CASES = {
         "RAID5 needs a power-of-two stripe unit",
         "stripe_unit: 384 KiB",
     ),
+    "drives left over without spares": (
+        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB",
+        "{count: 2, level: 0, members: 4, stripe_unit: 256 KiB",
+        "templates.r740xd-nvme.numa[0].raid_groups",
+        "4 drives in no RAID group but 0 spares (`spares:`, 0 when not given); declare spares: 4",
+        "raid_groups:",
+    ),
     "HDR HCA on an EDR switch": (
         "{part: connectx4-edr, switch: cluster-fabric}",
         "{part: connectx6-hdr, switch: cluster-fabric}",

@@ -96,8 +96,9 @@ class RaidSpec(Model):
             )
         if level in (5, 6, 10) and int(size) & (int(size) - 1):
             raise ValueError(
-                f"RAID{level} needs a power-of-two stripe unit (Linux md: 'chunk size must be at least "
-                f"PAGE_SIZE and be a power of 2'); got {size / 1024:g} KiB"
+                f"RAID{level} needs a power-of-two stripe unit (the rule of Linux md, 'chunk size must be "
+                f"at least PAGE_SIZE and be a power of 2', which pfssim applies to hardware RAID too); "
+                f"got {size / 1024:g} KiB"
             )
         return size
 
