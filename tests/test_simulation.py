@@ -611,3 +611,22 @@ def test_a_drive_bound_point_with_few_visits_per_drive_names_a_drive() -> None:
     assert ".drive" in point.bottleneck, point.bottleneck
     assert limit_of(point.bottleneck_utilization) == "capacity"
     assert point.bottleneck_utilization == max(point.utilization.values())
+
+
+def test_a_server_hca_on_a_fabric_the_client_cannot_reach_is_not_picked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no service HCA on the client HCA's own switch, the pick is among the HCAs a switch path
+    reaches: one on an isolated fabric is left out whatever the thread index."""
+    import simpy
+
+    from sim.engine.rng import Streams
+    from sim.fs.platform import Platform
+
+    system = load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml")
+    platform = Platform(simpy.Environment(), system, Streams(1))
+    client_hca = system.client_hcas[system.clients[0]][0]
+    service = next(s for s in system.services.values() if s.kind == "beegfs-storage")
+    reachable = service.hcas[0]
+    assert system.hca_switch[reachable] != system.hca_switch[client_hca]  # no local pick possible
+    monkeypatch.setitem(system.hca_switch, "isolated.hca0", "isolated-switch")
+    picks = {platform.pick_server_hca(client_hca, ("isolated.hca0", reachable), t) for t in range(4)}
+    assert picks == {reachable}

@@ -275,7 +275,9 @@ class Platform:
         s = self.system
         switch = s.hca_switch[client_hca]
         local = [h for h in hcas if s.hca_switch[h] == switch]
-        pool = local or list(hcas)
+        # Else the ones a switch path reaches (a service may also listen on a fabric this client
+        # is not on); unreachable_targets refuses a system where none is.
+        pool = local or [h for h in hcas if self.connected(switch, s.hca_switch[h])] or list(hcas)
         return pool[index % len(pool)]
 
     def network_hops(self, client_hca: str, server_hca: str, op: str) -> list[Hop]:
