@@ -442,7 +442,7 @@ def test_gpfs_metadata_replicas_go_to_different_nsds() -> None:
     assert model.replicas == 2 and len(model.meta_nsds) >= 2
     written: list[str] = []
 
-    def request(t, client, nsd, op, offset, size, stream):  # noqa: ANN001, ANN202 - records the NSD
+    def request(t, nsd, op, offset, size, stream):  # noqa: ANN001, ANN202 - records the NSD
         written.append(nsd)
         yield env.timeout(0)
 
@@ -450,6 +450,6 @@ def test_gpfs_metadata_replicas_go_to_different_nsds() -> None:
     stream = model.ctx.streams("test")
     for _ in range(50):
         written.clear()
-        model._inode_write(0, model.ctx.system.clients[0], stream)
+        model._inode_write(0, stream)
         env.run()
         assert len(written) == 2 and written[0] != written[1]

@@ -190,9 +190,9 @@ class GpfsModel:
         def next_request() -> Event:
             nsd, offset, size = next(units)
             if self.replicas == 1:
-                return env.process(request(t, client, nsd, op, offset, size, stream))
+                return env.process(request(t, nsd, op, offset, size, stream))
             copies = self._copies(nsd, offset)
-            return join(env, [env.process(request(t, client, n, op, o, size, stream)) for n, o in copies])
+            return join(env, [env.process(request(t, n, op, o, size, stream)) for n, o in copies])
 
         yield env.timeout(stream.uniform() * 1e-4)
         if self.workload.direct_io:
@@ -212,7 +212,7 @@ class GpfsModel:
                 if stream.uniform() < hit:
                     yield copier.serve(copy)
                 else:
-                    yield from request(t, client, nsd, op, offset, size, stream)
+                    yield from request(t, nsd, op, offset, size, stream)
                 ctx.meter.add(t, amount)
         elif op == "read":
             yield from self._prefetched_reads(t, client, next_request)
@@ -359,7 +359,7 @@ class NsdPaths:
         return route
 
     def request(
-        self, t: int, client: str, nsd: str, op: str, offset: float, size: float, stream: Stream
+        self, t: int, nsd: str, op: str, offset: float, size: float, stream: Stream
     ) -> Generator[Event, object, None]:
         """One NSD request of ``size`` bytes at ``offset`` on the LUN."""
         ctx = self.ctx

@@ -124,7 +124,7 @@ class GpfsMetadataModel(MetadataModelBase):
 
     # -- NSD requests ----------------------------------------------------------------------------
 
-    def _inode_write(self, t: int, client: str, stream: Stream) -> Event:
+    def _inode_write(self, t: int, stream: Stream) -> Event:
         """The inode (or a directory block) written to ``metadata_replicas`` distinct metadata NSDs,
         spaced evenly over the list (standing in for failure groups)."""
         ctx = self.ctx
@@ -136,7 +136,7 @@ class GpfsMetadataModel(MetadataModelBase):
             nsd = self.meta_nsds[(base + r * step) % n]
             slots = max(int(ctx.platform.raids[nsd].capacity // self.inode), 1)
             offset = stream.integer(slots) * self.inode
-            writes.append(ctx.env.process(self.paths.request(t, client, nsd, "write", offset, self.inode, stream)))
+            writes.append(ctx.env.process(self.paths.request(t, nsd, "write", offset, self.inode, stream)))
         return writes[0] if len(writes) == 1 else join(ctx.env, writes)
 
     def _data_pieces(self, client: str, stream: Stream) -> list[tuple[str, float, float]]:
@@ -176,7 +176,7 @@ class GpfsMetadataModel(MetadataModelBase):
         return (n % slots) * block
 
     def _write_behind(self, t: int, client: str, piece: tuple[str, float, float], stream: Stream) -> Generator:
-        yield from self.paths.request(t, client, piece[0], "write", piece[1], piece[2], stream)
+        yield from self.paths.request(t, piece[0], "write", piece[1], piece[2], stream)
         self.slots[client].release()
 
     def _call(self, client: str, stream: Stream) -> Event:
@@ -198,7 +198,7 @@ class GpfsMetadataModel(MetadataModelBase):
             # directory waits for the lock and takes the token back, it does not slip in between.
             self.holder[directory] = client
             yield self.ctx.env.timeout(4 * self.ctx.platform.latency)
-            yield self._inode_write(t, client, stream)  # the old holder flushes the directory block
+            yield self._inode_write(t, stream)  # the old holder flushes the directory block
         lock.release()
 
     # -- the four phases -------------------------------------------------------------------------
@@ -214,14 +214,14 @@ class GpfsMetadataModel(MetadataModelBase):
             if not self.walk.unique:
                 yield from self._take_directory(t, client, directory, stream)
             yield self._call(client, stream)
-            yield self._inode_write(t, client, stream)
+            yield self._inode_write(t, stream)
         elif phase == "stat":
             yield self._call(client, stream)
         elif phase == "create":
             if not self.walk.unique:
                 yield from self._take_directory(t, client, directory, stream)
             yield self._call(client, stream)  # creat
-            yield self._inode_write(t, client, stream)
+            yield self._inode_write(t, stream)
             if self.write_bytes > 0:
                 yield env.timeout(self.write_bytes / self.memcpy)  # write: a copy into the pagepool
                 if not self.in_inode:
@@ -242,7 +242,7 @@ class GpfsMetadataModel(MetadataModelBase):
                     yield env.timeout(self.read_bytes / self.memcpy)
                 else:
                     reads = [
-                        env.process(self.paths.request(t, client, nsd, "read", offset, size, stream))
+                        env.process(self.paths.request(t, nsd, "read", offset, size, stream))
                         for nsd, offset, size in self._data_pieces(client, stream)
                     ]
                     yield reads[0] if len(reads) == 1 else join(env, reads)
@@ -251,4 +251,4 @@ class GpfsMetadataModel(MetadataModelBase):
             if not self.walk.unique:
                 yield from self._take_directory(t, client, directory, stream)
             yield self._call(client, stream)  # unlink
-            yield self._inode_write(t, client, stream)
+            yield self._inode_write(t, stream)
