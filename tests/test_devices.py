@@ -62,14 +62,16 @@ def test_ssd_deep_queue_reaches_datasheet_iops() -> None:
     assert 10_000 / last == pytest.approx(100_000, rel=0.01)
 
 
-def _raid6(env: simpy.Environment) -> tuple[RaidDevice, list[SsdDrive]]:
+def _parity_raid(env: simpy.Environment, level: int = 6) -> tuple[RaidDevice, list[SsdDrive]]:
+    """Ten SSDs with 512 KiB chunks: RAID6 8+2 (4 MiB stripes), or with ``level=5`` RAID5 9+1
+    (4.5 MiB stripes, which 1 MiB records do not divide)."""
     members = [_ssd(env, i) for i in range(10)]
-    return RaidDevice(env, "vd", 6, members, 512 * 1024), members
+    return RaidDevice(env, "vd", level, members, 512 * 1024), members
 
 
 def test_raid6_full_stripe_write_reads_nothing() -> None:
     env = simpy.Environment()
-    raid, members = _raid6(env)
+    raid, members = _parity_raid(env)
     env.run(until=raid.io("write", 0, 8 * 512 * 1024))
     assert all(m.bytes["read"] == 0 for m in members)
     assert [m.bytes["write"] for m in members] == [512 * 1024] * 10  # 8 data + 2 parity strips
@@ -77,7 +79,7 @@ def test_raid6_full_stripe_write_reads_nothing() -> None:
 
 def test_raid6_small_write_is_read_modify_write() -> None:
     env = simpy.Environment()
-    raid, members = _raid6(env)
+    raid, members = _parity_raid(env)
     env.run(until=raid.io("write", 3 * 512 * 1024, 4096))
     readers = [m for m in members if m.bytes["read"]]
     writers = [m for m in members if m.bytes["write"]]
@@ -90,7 +92,7 @@ def test_raid6_rotates_parity_and_counts_its_commands() -> None:
     """Stripe s keeps P and Q on members s and s + 1 (mod 10) and its data on the next 8; a chunk's
     read-modify-write is 6 commands (data, P, Q read, then written), a full stripe one per member."""
     env = simpy.Environment()
-    raid, members = _raid6(env)
+    raid, members = _parity_raid(env)
     assert [raid._data_member(0, j) for j in (0, 7)] == [2, 9]
     assert [raid._data_member(3, j) for j in (0, 7)] == [5, 2]
     env.run(until=raid.io("write", 8 * 512 * 1024 + 4096, 4096))  # in stripe 1: data on member 3
@@ -171,7 +173,7 @@ def test_write_cache_destages_whole_stripes_before_a_stripe_still_filling() -> N
     from sim.devices.me4 import WriteBackCache
 
     env = simpy.Environment()
-    raid, members = _raid6(env)
+    raid, members = _parity_raid(env)
     cache = WriteBackCache(env, raid)
     cache.entries = 8  # the watermark is 4 entries: destages start once 5 are held
     width = 8 * 512 * 1024
@@ -184,12 +186,6 @@ def test_write_cache_destages_whole_stripes_before_a_stripe_still_filling() -> N
     assert [start for start, _ in cache.order] == [0.0]  # stripe 0 still waiting for its last record
     cache.write(3 * mib, mib)  # its last record makes it whole: in line with the other whole ones
     assert not cache.order and 0.0 in [start for start, _ in cache.full]
-
-
-def _raid5_9p1(env: simpy.Environment) -> tuple[RaidDevice, list[SsdDrive]]:
-    """RAID5 9+1 with 512 KiB chunks: 4.5 MiB stripes, which 1 MiB records do not divide."""
-    members = [_ssd(env, i) for i in range(10)]
-    return RaidDevice(env, "vd", 5, members, 512 * 1024), members
 
 
 def test_write_cache_gathers_records_that_cross_stripe_boundaries_into_whole_stripes() -> None:
@@ -206,7 +202,7 @@ def test_write_cache_gathers_records_that_cross_stripe_boundaries_into_whole_str
     from sim.devices.me4 import WriteBackCache
 
     env = simpy.Environment()
-    raid, members = _raid5_9p1(env)
+    raid, members = _parity_raid(env, level=5)
     cache = WriteBackCache(env, raid)
     cache.entries = 8
     mib = 1024 * 1024
@@ -233,7 +229,7 @@ def test_write_cache_split_write_takes_an_entry_per_stripe_it_starts() -> None:
     from sim.devices.me4 import WriteBackCache
 
     env = simpy.Environment()
-    raid, _ = _raid5_9p1(env)
+    raid, _ = _parity_raid(env, level=5)
     cache = WriteBackCache(env, raid)
     mib = 1024 * 1024
     cache.write(mib, mib)
@@ -259,7 +255,7 @@ def test_write_cache_admits_a_split_write_when_all_its_entries_fit() -> None:
     from sim.devices.me4 import WriteBackCache
 
     env = simpy.Environment()
-    raid, _ = _raid5_9p1(env)
+    raid, _ = _parity_raid(env, level=5)
     cache = WriteBackCache(env, raid)
     cache.entries = 4
     mib = 1024 * 1024
@@ -282,7 +278,7 @@ def _read_ahead(budget: float | None = None):  # noqa: ANN202 - (reader, raid, m
     from sim.devices.me4 import ReadAhead
 
     env = simpy.Environment()
-    raid, members = _raid6(env)
+    raid, members = _parity_raid(env)
     width = 8 * 512 * 1024
     return ReadAhead(raid, width, budget), raid, members, env
 
@@ -342,7 +338,7 @@ def test_read_ahead_reads_whole_stripes_when_records_do_not_divide_them() -> Non
     from sim.devices.me4 import ReadAhead
 
     env = simpy.Environment()
-    raid, _ = _raid5_9p1(env)
+    raid, _ = _parity_raid(env, level=5)
     width = 9 * 512 * 1024
     reader = ReadAhead(raid, width, None)
     mib = 1024 * 1024
@@ -554,7 +550,7 @@ def test_raid5_has_one_parity_chunk() -> None:
 
 def test_parity_reads_touch_data_members_only() -> None:
     env = simpy.Environment()
-    raid, _ = _raid6(env)
+    raid, _ = _parity_raid(env)
     assert raid.member_commands("read", 16 * 512 * 1024) == 8  # two stripes: still 8 data members
 
 
