@@ -11,7 +11,7 @@ from rich.console import Console
 from sim.benchmarks.cmdline import parse_command
 from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult
 from sim.benchmarks.result import RunResult
-from sim.report.run import bottleneck_text, format_value, render_run
+from sim.report.run import bottleneck_text, break_at_dots, format_value, render_run
 from sim.topology.build import load_system
 from tests.conftest import ROOT
 
@@ -31,11 +31,11 @@ def _point(workload, op: str, threads: int, value: float, unit: str, **fields) -
     return PointResult(workload.name, workload.benchmark, op, threads, value, unit=unit, **settings)
 
 
-def _render(points: list[PointResult], workloads: list) -> str:  # noqa: ANN001
+def _render(points: list[PointResult], workloads: list, width: int = 200) -> str:  # noqa: ANN001
     system = load_system(ROOT / "tests" / "data" / "tiny.yaml")
     result = RunResult(system, workloads, 7, DEFAULT_PRECISION, points, wall_s=1.25)
     out = io.StringIO()
-    render_run(result, Console(file=out, width=200, color_system=None))
+    render_run(result, Console(file=out, width=width, color_system=None))
     return out.getvalue()
 
 
@@ -99,3 +99,29 @@ def test_notes_appear_only_when_a_point_needs_them() -> None:
 def test_a_zero_rate_point_is_shown_not_a_crash() -> None:
     text = _render([_point(RANDOM, "random_read", 4, 0.0, "op/s", ci_low=0.0, ci_high=0.0)], [RANDOM])
     assert "± inf%" in _row(text, "random_read")
+
+
+@pytest.mark.parametrize(
+    ("width", "lines"),
+    [
+        (60, ["latency; busiest storage3.numa1.target2.drive11"]),
+        (40, ["latency; busiest", "storage3.numa1.target2.drive11"]),
+        (23, ["latency; busiest", "storage3.numa1.target2.", "drive11"]),
+        (10, ["latency;", "busiest", "storage3.", "numa1.", "target2.", "drive11"]),
+        (3, ["latency;", "busiest", "storage3.", "numa1.", "target2.", "drive11"]),
+    ],
+)
+def test_long_names_break_at_spaces_then_after_dots(width: int, lines: list[str]) -> None:
+    assert break_at_dots("latency; busiest storage3.numa1.target2.drive11", width).split("\n") == lines
+
+
+def test_a_narrow_table_breaks_part_names_between_their_parts() -> None:
+    name = "storage3.numa1.nvme-raid2.drive11"
+    points = [_point(MDTEST, "create", 1024, 157_000.0, "op/s", bottleneck=name, last_task_factor=0.97)]
+    wide = _render(points, [MDTEST])
+    assert name in _row(wide, "create")
+    narrow = _render(points, [MDTEST], width=80)
+    cells = [line.split("│")[5].strip() for line in narrow.splitlines() if line.startswith("│")]
+    assert "".join(cells) == name  # every piece of the name, in order, none cut mid-word
+    assert all(cell.endswith(".") for cell in cells[:-1]) and len(cells) > 1
+    assert max(len(line) for line in narrow.splitlines()) <= 80

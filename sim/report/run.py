@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.table import Table
 
@@ -18,6 +20,11 @@ def format_value(value: float, unit: str, benchmark: str = "") -> str:
     return text.replace("IOPS", "op/s") if benchmark == "mdtest" else text
 
 
+#: Column of the bottleneck in a run table, and the narrowest it is broken to.
+BOTTLENECK = 4
+MIN_NAME_WIDTH = 10
+
+
 def bottleneck_text(bottleneck: str, utilization: float) -> str:
     """The bottleneck as a table shows it: the part, or "latency" and the busiest part when no part
     is half busy (``sim.benchmarks.driver.limit_of``)."""
@@ -26,20 +33,32 @@ def bottleneck_text(bottleneck: str, utilization: float) -> str:
     return bottleneck
 
 
+def break_at_dots(text: str, width: int) -> str:
+    """``text`` with line breaks at spaces, and after dots inside a word wider than ``width``, so
+    that no line is wider than ``width`` unless one piece is: a dotted part name then wraps between
+    its parts instead of mid-word."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+            continue
+        line = ""
+        for piece in [word] if len(word) <= width else re.findall(r"[^.]+\.?|\.", word):
+            if line and len(line) + len(piece) > width:
+                lines.append(line)
+                line = ""
+            line += piece
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def render_run(result: RunResult, console: Console) -> None:
     """Print one table per workload."""
     for workload in result.workloads:
         table = Table(title=f"{result.system.name}: {workload.name} ({workload.benchmark})")
-        table.add_column("op")
-        table.add_column("threads", justify="right")
-        table.add_column("predicted", justify="right")
-        table.add_column("95% CI", justify="right")
-        table.add_column("bottleneck", overflow="fold")
-        table.add_column("util.", justify="right")
         points = [p for op in workload.point_ops for p in result.curve(workload.name, op)]
         last_task = any(p.last_task_factor is not None for p in points)
-        if last_task:
-            table.add_column("last task", justify="right")
+        rows: list[list[str]] = []
         for point in points:
             half = (point.ci_high - point.ci_low) / 2 / point.value if point.value else float("inf")
             interval = f"± {half:.1%}"
@@ -56,6 +75,19 @@ def render_run(result: RunResult, console: Console) -> None:
             if last_task:
                 factor = point.last_task_factor
                 row.append("" if factor is None else f"{factor - 1:+.1%}")
+            rows.append(row)
+        headers = ["op", "threads", "predicted", "95% CI", "bottleneck", "util."] + (["last task"] if last_task else [])
+        # Part names are dotted paths without spaces: in a narrow console (80 columns when output is
+        # not a terminal) they are broken after a dot, not folded mid-word.
+        others = sum(max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers) if i != BOTTLENECK)
+        room = console.width - others - 3 * len(headers) - 1
+        for header in headers:
+            right = header not in ("op", "bottleneck")
+            table.add_column(
+                header, justify="right" if right else "left", overflow="fold" if header == "bottleneck" else "ellipsis"
+            )
+        for row in rows:
+            row[BOTTLENECK] = break_at_dots(row[BOTTLENECK], max(room, MIN_NAME_WIDTH))
             table.add_row(*row)
         console.print(table)
         if last_task:
