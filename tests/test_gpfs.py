@@ -236,3 +236,15 @@ def test_a_node_spreads_its_nsd_traffic_over_its_hcas(tmp_path: Path, switches: 
     assert all(u == pytest.approx(1.0, abs=0.02) for u in busy.values())
     servers = {name for name, u in point.utilization.items() if ".hca" in name and not name.startswith("node0.")}
     assert {system.hca_switch[name.rsplit(".", 1)[0]] for name in servers} == set(switches)
+
+
+def test_direct_calls_larger_than_a_block_count_as_one_call_in_flight() -> None:
+    # O_DIRECT 256 MiB transfers: each call is 32 block pieces in flight together, but the
+    # measurement batches count calls, so a generation of calls in flight is one per task (it was
+    # 16 x 32 = 512 calls, 128 GiB a batch; IOR -B -t 1g at 16 tasks ran for more than 5 minutes).
+    from sim.benchmarks.cmdline import parse_command
+
+    workload = parse_command("mpirun -np 16 ior -a POSIX -w -e -B -t 256m -b 16g")
+    model = build_model(load_system(PIXSTOR), workload, "write", 16)
+    assert model.pieces_per_call() == 32
+    assert model.outstanding() == 16
