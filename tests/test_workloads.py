@@ -148,6 +148,21 @@ def test_shipped_commands_are_read_and_agree_with_the_settings(path: Path) -> No
         ("mdtest-pixstor-4k", "sync: false", "sync: true", "the command gives sync no, the workload yes"),
         ("mdtest-beegfs-hp", "-I 1024", "-I 512", "gives items_per_dir 512, the workload 1024"),
         ("mdtest-beegfs-hp", "-u -t -F", "-t -F", "gives unique_dir no, the workload yes"),
+        # A count or size written as a number holds at every point of the sweep (these were accepted).
+        (
+            "beegfs-hc-iozone-random",
+            "-t $Thread",
+            "-t 16",
+            "the command runs 16 threads (a number, not a variable), the workload threads 16, 32, 64",
+        ),
+        (
+            "beegfs-hc-iozone-random",
+            "-s $Size",
+            "-s 1g",
+            "the command gives 1 GiB per thread (a number, not a variable), the workload 465.7 GiB at 16 threads",
+        ),
+        ("pixstor-ior-n1", "-b ${FileSize}G", "-b 16g", "the command gives 16 GiB per thread (a number"),
+        ("mdtest-pixstor-4k", "-np $Threads", "-np 64", "the command runs 64 threads (a number, not a variable)"),
     ],
 )
 def test_a_command_that_disagrees_with_the_settings_is_located(

@@ -76,20 +76,28 @@ def _sweep_value(workload: AnyWorkload, program: str, flag: str, threads: int) -
     return None
 
 
-def _substitute(line: str, workload: AnyWorkload, threads: int) -> str:
+def _substitute(line: str, workload: AnyWorkload, threads: int) -> tuple[str, set[tuple[str, str]]]:
     """``line`` with each shell variable replaced: by the workload's value where the flag before it
-    sets a thread count or a size, else (a path or host file) by a plain word."""
+    sets a thread count or a size, else (a path or host file) by a plain word; and the (program,
+    flag) pairs whose value was a variable."""
     tokens = shlex.split(line)
     program = "iozone" if tokens and is_program(tokens[0], "iozone") else "mpirun"
+    swept: set[tuple[str, str]] = set()
     for index, token in enumerate(tokens):
         if is_program(token, "ior") or is_program(token, "mdtest"):
             program = "ior" if is_program(token, "ior") else "mdtest"
         if PLACEHOLDER.search(token) is None:
             continue
         flag = tokens[index - 1] if index else ""
+        swept.add((program, flag))
         value = _sweep_value(workload, program, flag, threads)
         tokens[index] = value if value is not None else PLACEHOLDER.sub("x", token)
-    return shlex.join(tokens)
+    return shlex.join(tokens), swept
+
+
+#: The flags that give the thread (task) count and the size per thread, by program.
+_THREAD_FLAGS = {("iozone", "-t"), *(("mpirun", flag) for flag in LAUNCHER_NP)}
+_SIZE_FLAGS = {("iozone", "-s"), ("ior", "-b"), ("ior", "-s")}
 
 
 def command_mismatches(workload: AnyWorkload) -> list[str]:
@@ -111,7 +119,8 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
     for number, line in enumerate(lines, 1):
         where = f"line {number} of the command" if len(lines) > 1 else "the command"
         try:
-            parsed = parse_command(_substitute(line, workload, workload.threads[0]), name=workload.name)
+            text, swept = _substitute(line, workload, workload.threads[0])
+            parsed = parse_command(text, name=workload.name)
         except ValueError as exc:  # shlex: unbalanced quotes
             problems.append(f"{where} cannot be split into words ({exc})")
             continue
@@ -119,6 +128,21 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
             problems += [f"{where}: {p.path + ': ' if p.path else ''}{p.message}" for p in exc.problems]
             continue
         ops += [op for op in parsed.ops if op not in ops]
+        # A thread count or size written as a number, not a shell variable, is the same at every
+        # point of the sweep: the workload must then run that count, and that size at every count.
+        if not swept & _THREAD_FLAGS and parsed.threads != workload.threads:
+            problems.append(
+                f"{where} runs {parsed.threads[0]} threads (a number, not a variable), the workload threads "
+                f"{', '.join(map(str, workload.threads))}"
+            )
+        if isinstance(workload, Workload) and isinstance(parsed, Workload) and not swept & _SIZE_FLAGS:
+            size = parsed.file_size or 0.0
+            other = next((t for t in workload.threads if workload.file_size_for(t) != size), None)
+            if other is not None:
+                problems.append(
+                    f"{where} gives {_shown('record_size', size)} per thread (a number, not a variable), the "
+                    f"workload {_shown('record_size', workload.file_size_for(other))} at {other} threads"
+                )
         for key in settings:
             mine, theirs = getattr(workload, key), getattr(parsed, key)
             if mine != theirs:
