@@ -488,3 +488,15 @@ def test_a_fixed_mdtest_tree_is_checked_against_the_command(tmp_path: Path) -> N
     file.write_text(text.replace("branching: 2", "branching: 4"))
     with pytest.raises(WorkloadError, match="the command gives branching 2, the workload 4"):
         load_workload(file)
+
+
+def test_a_name_that_differs_from_the_file_is_reported_with_the_other_problems(tmp_path: Path) -> None:
+    # All problems of a file are reported together: the name used to be checked only once the
+    # rest of the file was valid, so fixing one problem revealed the next.
+    file = tmp_path / "mine.yaml"
+    file.write_text(GOOD.format(name="other").replace("record_size: 1 MiB", "record_size: 1048576"))
+    with pytest.raises(WorkloadError) as info:
+        load_workload(file)
+    assert [p.path for p in info.value.problems] == ["record_size", "name"]
+    assert "differs from the file name 'mine.yaml'" in info.value.problems[1].message
+    assert info.value.problems[1].line == 1

@@ -93,13 +93,40 @@ def load_workload(path: Path) -> AnyWorkload:
     """Read and validate one workload file; every problem is a located :class:`WorkloadError`.
 
     A file with ``benchmark: mdtest`` is an :class:`MdtestWorkload`; every other file a :class:`Workload`.
+    A ``name`` that differs from the file's name is reported with the file's other problems, not
+    only once they are fixed.
     """
     try:
         data, smap = load_yaml(path)
     except ConfigError as exc:
         raise WorkloadError(exc.problems) from None
+    name = data.get("name") if isinstance(data, dict) and not _is_topology(data) else None
+    misnamed = []
+    if isinstance(name, str) and name != path.stem:
+        misnamed.append(
+            smap.problem(
+                ("name",),
+                f"name {name!r} differs from the file name {path.name!r}; "
+                f"make them equal (name: {path.stem}, or rename the file)",
+            )
+        )
+    try:
+        workload = _validate_workload(data, smap)
+    except WorkloadError as exc:
+        raise WorkloadError([*exc.problems, *misnamed]) from None
+    if misnamed:
+        raise WorkloadError(misnamed)
+    return workload
+
+
+def _is_topology(data: Any) -> bool:
+    return isinstance(data, dict) and "benchmark" not in data and {"servers", "filesystem"} <= data.keys()
+
+
+def _validate_workload(data: Any, smap: SourceMap) -> AnyWorkload:
+    """The workload ``data`` (read from ``smap``'s file) holds, its command checked against it."""
     workload: AnyWorkload
-    if isinstance(data, dict) and "benchmark" not in data and {"servers", "filesystem"} <= data.keys():
+    if _is_topology(data):
         raise WorkloadError(
             [
                 smap.problem(
@@ -127,16 +154,6 @@ def load_workload(path: Path) -> AnyWorkload:
             "; the settings are what pfssim simulates, so make the command the one they describe, or leave command: out"
         )
         raise WorkloadError([smap.problem(("command",), message + hint) for message in mismatches])
-    if workload.name != path.stem:
-        raise WorkloadError(
-            [
-                smap.problem(
-                    ("name",),
-                    f"name {workload.name!r} differs from the file name {path.name!r}; "
-                    f"make them equal (name: {path.stem}, or rename the file)",
-                )
-            ]
-        )
     return workload
 
 
