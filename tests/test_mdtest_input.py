@@ -292,6 +292,8 @@ def _line_of(text: str, fragment: str) -> int:
         ("name: {name}", "name: other", "name", "differs from the file name", "name:"),
         ("leaf_only: true", 'leaf_only: "yes"', "leaf_only", "valid boolean", "leaf_only"),
         ("leaf_only: true", "leaf_only: 1", "leaf_only", "valid boolean", "leaf_only"),
+        # The quotient is shown with its fraction (it read "= 2048" and called that not whole).
+        ("total_files: 2097152", "total_files: 2097153", "threads", "2097153 / 1 / 1024 = 2048.00097656)", "threads"),
     ],
 )
 def test_bad_mdtest_file_is_located(

@@ -409,7 +409,7 @@ class MdtestWorkload(_Located):
                 return [
                     f"at {counts} threads, total_files / threads / items_per_dir is not a whole number of "
                     f"directories per task of at least 1 (at {first}: {self.total_files} / {first} / {per_dir} "
-                    f"= {self.total_files / first / per_dir:g}); drop those thread counts or change total_files"
+                    f"= {self.total_files / first / per_dir:.12g}); drop those thread counts or change total_files"
                 ]
         return [
             f"at {count} threads the trees hold {self.all_dirs(count):,} directories, more than the "
