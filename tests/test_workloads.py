@@ -225,6 +225,7 @@ def _line_of(text: str, fragment: str) -> int:
             "gpfs_pagepool",
         ),
         ("file_size: 1 GiB", "file_size: 1 GiB\naggregate_size: 8 TB", "aggregate_size", "exactly one", "aggregate"),
+        ("file_size: 1 GiB\n", "", "file_size", "exactly one", "name:"),  # neither: it had no path
         ("threads: [1, 2]", "threads: [2, 1]", "threads", "increasing", "threads"),
         ("ops: [write, read]", "ops: [write, random_read]", "ops", "write / read only", "ops"),
         ("name: {name}", "name: other", "name", "differs from the file name", "name:"),

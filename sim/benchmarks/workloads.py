@@ -52,6 +52,8 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
         keys = ["max_file_size"]
     elif "file_size" in message and "aggregate_size" in message:
         keys = [key for key in ("aggregate_size", "file_size") if key in data]
+        if not keys:  # neither given: name the key a missing size is usually written as
+            return smap.problem(("file_size",), message)
     elif message.startswith("record_size"):
         keys = ["record_size"]
     elif message.startswith("file_size"):
