@@ -241,6 +241,9 @@ def test_whole_phase_agrees_with_the_steady_state_for_alike_tasks(op: str, threa
     whole = run_point(system, workload, op, threads, seed=4)
     steady = run_point(system, workload, op, threads, seed=4, whole_phase=False)
     assert whole.batches == 5 and whole.requests == 5 * workload.total_items(threads)
+    # The simulated time covers the same five repetitions as the requests (it was the last one's
+    # alone, so simulated_requests / simulated_seconds in the JSON read five times the rate).
+    assert whole.requests / whole.simulated_s == pytest.approx(whole.value, rel=0.15)
     assert whole.ci_low <= whole.value <= whole.ci_high
     assert steady.value * 0.93 <= whole.value <= steady.value * 1.03
 

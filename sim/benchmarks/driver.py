@@ -206,6 +206,7 @@ def _whole_phase(
     pools: dict[str, float] = {}
     bottleneck = ""
     window = 0.0
+    simulated = 0.0  # over all repetitions, as the requests are counted
     events = 0
     for replica in range(WHOLE_PHASE_REPLICATIONS):
         env = simpy.Environment()
@@ -219,6 +220,7 @@ def _whole_phase(
         events += scheduled_events(env)
         rates.append(workload.phase_rate(threads, model.finish))
         window = env.now
+        simulated += window
         utilization, bottleneck, pools = _utilization(platform, {}, {}, window)
     estimate = batch_estimate(rates, [1.0] * len(rates))
     return PointResult(
@@ -237,7 +239,7 @@ def _whole_phase(
         requests=items * threads * len(rates),
         requests_total=items * threads * len(rates),
         events_total=events,
-        simulated_s=window,
+        simulated_s=simulated,
         wall_s=time.perf_counter() - started,
         batches=len(rates),
         converged=estimate.rel_half_width <= precision.rel_precision,
