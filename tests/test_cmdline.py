@@ -166,7 +166,7 @@ def test_ior_verbosity_repeats() -> None:
         ("iozone -i 0 -r 2m -s 1m -t 2", "-r", "larger than the file size"),
         ("iozone -i 0 -r 32m -s 1g -t 2", "-r", "Maximum record length is 16777216 bytes"),
         ("iozone -i 0 -F a b -r 4k -s 1g -t 2", "-F", "put -t before -F"),
-        ("iozone -i 0 -r 4k -s 1g -t 2 -+m", "-+m", "needs a value"),
+        ("iozone -i 0 -r 4k -s 1g -t 2 -+m", "-+m", "needs a host-list file"),
         ("mpirun -np 2 ior -w -Y -t 1m -b 1g", "-Y", "fsync after every write"),
         ("mpirun -np 2 ior -w -z -t 1m -b 1g", "-z", "random offsets"),
         ("mpirun -np 2 ior -a MPIIO -w -t 1m -b 1g", "-a", "MPIIO"),

@@ -48,7 +48,7 @@ def test_small_buffered_records_are_flushed_as_whole_blocks() -> None:
     from sim.benchmarks.cmdline import parse_command
 
     system = load_system(PIXSTOR)
-    small = parse_command("iozone -i 0 -c -e -w -r 64k -s 64g -t 16")
+    small = parse_command("iozone -i 0 -c -e -w -r 64k -s 64g -t 16 -+m hosts")
     point = run_point(system, small, "write", 16, seed=2)
     assert point.value == pytest.approx(22e9, rel=0.02)
 

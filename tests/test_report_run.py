@@ -15,7 +15,7 @@ from sim.report.run import bottleneck_text, break_at_dots, format_value, render_
 from sim.topology.build import load_system
 from tests.conftest import ROOT
 
-RANDOM = parse_command("iozone -i 2 -r 4k -I -s 1g -t 4", name="rand")
+RANDOM = parse_command("iozone -i 2 -r 4k -I -s 1g -t 4 -+m hosts", name="rand")
 IOR = parse_command("mpirun -np 4 ior -w -t 1m -b 1g", name="shared")
 MDTEST = parse_command("mpirun -np 4 mdtest -d /d -F -C -u -I 16 -b 1 -z 0", name="meta")
 
@@ -125,3 +125,10 @@ def test_a_narrow_table_breaks_part_names_between_their_parts() -> None:
     assert "".join(cells) == name  # every piece of the name, in order, none cut mid-word
     assert all(cell.endswith(".") for cell in cells[:-1]) and len(cells) > 1
     assert max(len(line) for line in narrow.splitlines()) <= 80
+
+
+def test_a_one_client_run_says_so_in_its_title() -> None:
+    local = parse_command("iozone -i 2 -r 4k -I -s 1g -t 4", name="local")
+    text = _render([_point(local, "random_read", 4, 20_000.0, "op/s")], [local])
+    assert "local (iozone_random_nn), every thread on " in text
+    assert "every thread on" not in _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s")], [RANDOM])

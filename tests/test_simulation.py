@@ -630,3 +630,24 @@ def test_a_server_hca_on_a_fabric_the_client_cannot_reach_is_not_picked(monkeypa
     monkeypatch.setitem(system.hca_switch, "isolated.hca0", "isolated-switch")
     picks = {platform.pick_server_hca(client_hca, ("isolated.hca0", reachable), t) for t in range(4)}
     assert picks == {reachable}
+
+
+def test_iozone_without_a_host_list_runs_every_thread_on_one_client() -> None:
+    # IOzone forks its threads on its own node unless -+m lists hosts: 64 O_DIRECT writers on one
+    # HDR100 client are held by that client's link, where the same line with -+m spreads them over
+    # the clients and reaches the storage servers' links.
+    from sim.benchmarks.cmdline import parse_command
+
+    system = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    line = "iozone -i 0 -c -e -w -r 1m -I -s 8g -t 64 -+n"
+    local = parse_command(line)
+    cluster = parse_command(line + " -+m hosts")
+    assert (local.placement, cluster.placement) == ("one_client", "round_robin")
+    one = run_point(system, local, "write", 64, seed=3)
+    spread = run_point(system, cluster, "write", 64, seed=3)
+    first = system.clients[0]
+    assert one.bottleneck.startswith(f"{first}.hca") and one.bottleneck_utilization > 0.98
+    second = system.clients[1] + "."
+    assert any(name.startswith(second) for name in spread.utilization)  # parts that did work are listed
+    assert not any(name.startswith(second) for name in one.utilization)
+    assert spread.value > 5 * one.value

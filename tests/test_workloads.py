@@ -465,13 +465,17 @@ def test_unflushed_gpfs_writes_that_fit_in_the_pagepool_are_refused() -> None:
 
     gpfs = load_system(ROOT / "topologies" / "pixstor-large.yaml")  # 16 clients, 32 GiB pagepools
     with pytest.raises(WorkloadError) as info:
-        check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 8g -t 64 -+n"))  # 4 streams a node
+        check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # 4 streams a node
     problem = info.value.problems[0]
     assert problem.path == "fsync" and "at 64 threads each file fits in its stream's share" in problem.message
-    check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 9g -t 64 -+n"))  # 9 GiB > 32 / 4
-    check_runnable(gpfs, parse_command("iozone -i 0 -c -e -w -r 16m -s 8g -t 64 -+n"))  # -e: flushes timed
-    check_runnable(gpfs, parse_command("iozone -i 0 -c -I -w -r 16m -s 8g -t 64 -+n"))  # O_DIRECT
-    check_runnable(gpfs, parse_command("iozone -i 1 -c -w -r 16m -s 8g -t 64 -+n"))  # reads write nothing
+    check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 9g -t 64 -+n -+m hosts"))  # 9 GiB > 32 / 4
+    check_runnable(gpfs, parse_command("iozone -i 0 -c -e -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # -e: flushes timed
+    check_runnable(gpfs, parse_command("iozone -i 0 -c -I -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # O_DIRECT
+    check_runnable(gpfs, parse_command("iozone -i 1 -c -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # reads write nothing
+    # Without -+m IOzone forks all 64 threads on one node: 64 streams share its pagepool, 0.5 GiB each.
+    check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 8g -t 64 -+n"))
+    with pytest.raises(WorkloadError):
+        check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 512m -t 64 -+n"))
     beegfs = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
     check_runnable(beegfs, parse_command("mpirun -np 2 ior -w -t 1m -b 1g"))  # calls bypass the client cache
 

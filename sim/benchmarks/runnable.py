@@ -42,7 +42,7 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
     if not set(workload.ops) & {"write", "random_write"}:
         return
     pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
-    clients = len(system.clients)
+    clients = 1 if workload.placement == "one_client" else len(system.clients)
     small = [
         t
         for t in workload.threads

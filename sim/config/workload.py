@@ -80,6 +80,12 @@ class _Located(Model):
         return Problem(str(getattr(self, "name", "workload")), None, format_path((key,)), message)
 
 
+#: Where the threads run: ``round_robin`` deals them over every client in file order (IOzone's
+#: ``-+m`` host list, ``mpirun --map-by node``); ``one_client`` puts them all on the first client
+#: (IOzone without ``-+m`` forks its threads on its own node).
+Placement = Literal["round_robin", "one_client"]
+
+
 class Workload(_Located):
     """One benchmark definition; ``threads`` is the sweep of thread (or MPI task) counts.
 
@@ -106,7 +112,7 @@ class Workload(_Located):
     aggregate_size: Size | None = None
     max_file_size: Size | None = None
     threads: list[ThreadCount] = Field(min_length=1)
-    placement: Literal["round_robin"] = "round_robin"
+    placement: Placement = "round_robin"
     stripe: StripeOverride | None = None
     gpfs_pagepool_client: Size | None = None
 

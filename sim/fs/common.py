@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import simpy
 
@@ -53,19 +54,27 @@ class RunContext:
         """Random offsets (IOzone -i 2) rather than sequential."""
         return self.op.startswith("random")
 
-    def client_of(self, thread: int) -> str:
-        """Round-robin placement of benchmark threads over all client nodes, in file order."""
+    @cached_property
+    def placed_clients(self) -> list[str]:
+        """The client nodes the threads are dealt to, in order: every client (placement
+        ``round_robin``) or the first one only (``one_client``)."""
         clients = self.system.clients
+        return clients[:1] if self.workload.placement == "one_client" else list(clients)
+
+    def client_of(self, thread: int) -> str:
+        """Round-robin placement of benchmark threads over the placed client nodes, in file order."""
+        clients = self.placed_clients
         return clients[thread % len(clients)]
 
     def client_hca(self, thread: int, server_hcas: tuple[str, ...]) -> str:
         """The client HCA that carries ``thread``'s traffic to a service listening on ``server_hcas``:
         a client's threads (its 1st, 2nd, ... in placement order) are dealt to its HCAs in turn."""
-        clients = self.system.clients
+        clients = self.placed_clients
         return self.platform.pick_client_hca(clients[thread % len(clients)], server_hcas, thread // len(clients))
 
     def threads_on(self, client: str) -> int:
-        """How many threads share a client node."""
-        clients = self.system.clients
-        index = clients.index(client)
-        return len(range(index, self.threads, len(clients)))
+        """How many threads share a client node (none on a client the placement leaves out)."""
+        clients = self.placed_clients
+        if client not in clients:
+            return 0
+        return len(range(clients.index(client), self.threads, len(clients)))

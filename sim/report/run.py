@@ -55,7 +55,10 @@ def break_at_dots(text: str, width: int) -> str:
 def render_run(result: RunResult, console: Console) -> None:
     """Print one table per workload."""
     for workload in result.workloads:
-        table = Table(title=f"{result.system.name}: {workload.name} ({workload.benchmark})")
+        title = f"{result.system.name}: {workload.name} ({workload.benchmark})"
+        if workload.placement == "one_client":
+            title += f", every thread on {result.system.clients[0]}"
+        table = Table(title=title)
         points = [p for op in workload.point_ops for p in result.curve(workload.name, op)]
         last_task = any(p.last_task_factor is not None for p in points)
         rows: list[list[str]] = []

@@ -128,9 +128,11 @@ def make_workload(
     fsync: bool,
     file_size: int,
     threads: int,
+    placement: str = "round_robin",
 ) -> Workload:
     """The IOzone or IOR workload one command line runs: one thread count, threads placed round robin
-    (IOzone's ``-+m`` list and ``mpirun --map-by node`` as the documents use them)."""
+    (IOzone's ``-+m`` list and ``mpirun --map-by node`` as the documents use them) or, for IOzone
+    without ``-+m``, all on one client."""
     fields = {
         "name": name,
         "title": f"{title} from {SOURCE}",
@@ -143,7 +145,7 @@ def make_workload(
         "fsync": fsync,
         "file_size": f"{file_size} B",
         "threads": [threads],
-        "placement": "round_robin",
+        "placement": placement,
     }
     try:
         return Workload.model_validate(fields)

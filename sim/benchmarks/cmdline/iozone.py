@@ -19,7 +19,6 @@ IOZONE_NO_EFFECT = {
     "-R": "adds an Excel-style report; reporting only",
 }
 IOZONE_NO_EFFECT_WITH_VALUE = {
-    "-+m": "cluster mode: the file lists client hosts; pfssim places threads round robin over the topology's clients",
     "-b": "writes an Excel workbook of the results; reporting only",
 }
 IOZONE_REFUSED = {
@@ -91,7 +90,7 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
     record: int | None = None
     file_size: int | None = None
     threads: int | None = None
-    direct = fsync = False
+    direct = fsync = cluster = False
     while (token := cursor.next()) is not None:
         if (bundle := _unbundle_iozone(token)) is not None:
             cursor.tokens[cursor.position : cursor.position] = bundle[1:]
@@ -119,6 +118,11 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
                 cursor.value(flag, None, f"{threads} file names (one per thread)")
         elif flag in IOZONE_NO_EFFECT:
             continue
+        elif flag == "-+m":
+            # Cluster mode: the file lists the client hosts, and pfssim deals the threads round robin
+            # over the topology's clients; without it IOzone forks every thread on its own node.
+            cursor.value(flag, glued, "a host-list file")
+            cluster = True
         elif flag in IOZONE_NO_EFFECT_WITH_VALUE:
             cursor.value(flag, glued)
         elif flag in IOZONE_REFUSED:
@@ -167,4 +171,6 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         fsync=fsync,
         file_size=file_size,
         threads=threads,
+        # Without a -+m host list IOzone forks its threads on the node it runs on.
+        placement="round_robin" if cluster else "one_client",
     )
