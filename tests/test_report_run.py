@@ -84,14 +84,14 @@ def test_the_tables_cells_and_notes() -> None:
     assert text.count("last task:") == 1
     # The notes explain what the rows use, and the footer counts the points.
     assert "latency-bound: no part is half busy" in text
-    assert "* interval wider than the requested precision" in text
+    assert "* the simulated rate's interval is wider than the requested precision" in text
     assert text.rstrip().endswith("seed 7; 4 points in 1.2 s")
 
 
 def test_notes_appear_only_when_a_point_needs_them() -> None:
     text = _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s")], [RANDOM])
     assert "latency-bound" not in text
-    assert "interval wider" not in text
+    assert "interval is wider" not in text
     assert "last task" not in text
     assert text.rstrip().endswith("seed 7; 1 point in 1.2 s")
 

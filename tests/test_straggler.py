@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.benchmarks.driver import run_point
-from sim.benchmarks.straggler import completion_spread, expected_max_normal, last_task_factor
+from sim.benchmarks.straggler import completion_spread, expected_max_normal, last_task_factor, last_task_interval
 from sim.benchmarks.workloads import find_workload
 from sim.config.workload import StripeOverride
 from sim.topology.build import load_system
@@ -99,3 +99,32 @@ def test_the_driver_applies_it_to_ior_and_not_to_iozone() -> None:
     assert shared.last_task_factor is not None and 0.985 < shared.last_task_factor < 0.997
     assert shared.to_json()["last_task_factor"] == shared.last_task_factor
     assert shared.ci_low <= shared.value <= shared.ci_high
+
+
+def test_the_factors_interval_narrows_with_more_tasks_not_a_longer_window() -> None:
+    def alternating(tasks: int) -> list[float]:
+        return [100.0 * (1 + 0.2 * (1 if i % 2 else -1)) for i in range(tasks)]
+
+    few = last_task_interval(alternating(17), 1.0, 1e4)
+    many = last_task_interval(alternating(513), 1.0, 1e4)
+    for factor, low, high in (few, many):
+        assert low < factor < high < 1.0
+        assert factor == last_task_factor(alternating(17 if (factor, low, high) == few else 513), 1.0, 1e4)
+    assert few[2] - few[1] > 3 * (many[2] - many[1])
+    assert last_task_interval([5.0], 1.0, 1e4) == (1.0, 1.0, 1.0)  # one task: nothing to wait for
+    assert last_task_interval([5.0, 5.0], 1.0, 1e4) == (1.0, 1.0, 1.0)
+
+
+def test_the_factors_interval_covers_the_true_factor_95_percent_of_the_time() -> None:
+    # Tasks whose window amounts are normal with a known spread: the factor from the true spread
+    # lies inside the interval computed from a sample of 17 tasks about 95% of the time.
+    rng = np.random.default_rng(5)
+    tasks, mean, spread, window, work = 17, 1000.0, 0.05, 1.0, 4000.0
+    true = 1.0 / (1.0 + spread * math.sqrt(window * mean / work) * expected_max_normal(tasks))
+    inside = 0
+    trials = 4000
+    for _ in range(trials):
+        amounts = list(rng.normal(mean, spread * mean, size=tasks))
+        _, low, high = last_task_interval(amounts, window, work)
+        inside += low <= true <= high
+    assert 0.92 <= inside / trials <= 0.98

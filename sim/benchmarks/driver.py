@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import simpy
 
 from sim.benchmarks.runnable import check_runnable
-from sim.benchmarks.straggler import last_task_factor
+from sim.benchmarks.straggler import last_task_interval
 from sim.config.system import BeeGFSSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload
 from sim.engine.core import Pool, Station
@@ -471,16 +471,25 @@ def run_point(
             work = float(workload.items_per_task(threads))
         else:
             work = workload.file_size_for(threads)  # bytes, as the meter counts them
-        factor = last_task_factor(per_task, window, work)
+        factor, factor_low, factor_high = last_task_interval(per_task, window, work)
     scale = factor if factor is not None else 1.0
+    ci_low, ci_high = estimate.low * scale, estimate.high * scale
+    if factor is not None and estimate.mean > 0:
+        # The factor's own interval (from the spread of a finite number of tasks) and the aggregate
+        # rate's are independent estimates with small relative errors: their margins add in
+        # quadrature. The stopping rule looked at the aggregate only, since a longer run does not
+        # narrow the factor's.
+        value = estimate.mean * factor
+        ci_low = value * (1 - math.hypot(1 - estimate.low / estimate.mean, 1 - factor_low / factor))
+        ci_high = value * (1 + math.hypot(estimate.high / estimate.mean - 1, factor_high / factor - 1))
     return PointResult(
         workload=workload.name,
         benchmark=workload.benchmark,
         op=op,
         threads=threads,
         value=estimate.mean * scale,
-        ci_low=estimate.low * scale,
-        ci_high=estimate.high * scale,
+        ci_low=ci_low,
+        ci_high=ci_high,
         unit="op/s" if mdtest or ctx.random else "B/s",
         bottleneck=bottleneck,
         bottleneck_utilization=utilization.get(bottleneck, 0.0),

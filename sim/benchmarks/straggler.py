@@ -23,10 +23,12 @@ mdtest phases small enough to simulate whole get the exact arithmetic instead.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 
 _BLOM_ALPHA = 0.375
+_Z95 = 1.959964  # two-sided 95% point of the standard normal
 
 
 def expected_max_normal(n: int) -> float:
@@ -55,5 +57,36 @@ def completion_spread(amounts: Sequence[float], window_s: float, work_per_task: 
 
 def last_task_factor(amounts: Sequence[float], window_s: float, work_per_task: float) -> float:
     """The reported rate over the aggregate rate: ``1 / (1 + delta z_N)``."""
+    return last_task_interval(amounts, window_s, work_per_task)[0]
+
+
+def last_task_interval(amounts: Sequence[float], window_s: float, work_per_task: float) -> tuple[float, float, float]:
+    """:func:`last_task_factor` with its 95% interval (factor, low, high).
+
+    ``delta`` rests on the standard deviation of ``N`` tasks' amounts, an estimate however long
+    the window: for normal amounts ``(N - 1) s^2 / sigma^2`` is chi-square with ``N - 1`` degrees of
+    freedom, which bounds ``sigma`` between ``s sqrt((N - 1) / chi2_0.975)`` and
+    ``s sqrt((N - 1) / chi2_0.025)`` (17 tasks: 0.74 s to 1.52 s; 512 tasks: 0.94 s to 1.07 s).
+    The interval carries that through the factor, so a point whose aggregate rate is pinned by a
+    saturated part still shows what the last-task term's own estimate leaves open.
+    """
     delta = completion_spread(amounts, window_s, work_per_task)
-    return 1.0 / (1.0 + delta * expected_max_normal(len(amounts)))
+    z = expected_max_normal(len(amounts))
+    if delta <= 0 or z <= 0:
+        return 1.0, 1.0, 1.0
+    k = len(amounts) - 1
+    small, large = (delta * (k / _chi2_quantile(k, q)) ** 0.5 for q in (_Z95, -_Z95))
+    return 1.0 / (1.0 + delta * z), 1.0 / (1.0 + large * z), 1.0 / (1.0 + small * z)
+
+
+def _chi2_quantile(k: int, normal_quantile: float) -> float:
+    """The chi-square quantile with ``k`` degrees of freedom at the probability where the standard
+    normal has ``normal_quantile``: exact for k = 1 and 2, else Wilson and Hilferty's cube-root
+    approximation (its 2.5% point is 16% low at k = 3, 1% at k = 9; its 97.5% point within 0.3%)."""
+    p = statistics.NormalDist().cdf(normal_quantile)
+    if k == 1:
+        return statistics.NormalDist().inv_cdf((1 + p) / 2) ** 2
+    if k == 2:
+        return -2 * math.log(1 - p)
+    c = 2.0 / (9.0 * k)
+    return k * max(1.0 - c + normal_quantile * c**0.5, 1e-3) ** 3

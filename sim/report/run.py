@@ -96,7 +96,8 @@ def render_run(result: RunResult, console: Console) -> None:
         if last_task:
             console.print(
                 "last task: what the benchmark's own arithmetic costs against the aggregate rate "
-                "(every task moves the same amount; the last to finish sets the figure)"
+                "(every task moves the same amount; the last to finish sets the figure); the interval "
+                "includes this term's uncertainty, which a longer run does not narrow"
             )
     if any(p.limit == "latency" for p in result.points):
         console.print(
@@ -105,8 +106,9 @@ def render_run(result: RunResult, console: Console) -> None:
         )
     if any(not p.converged for p in result.points):
         console.print(
-            "* interval wider than the requested precision (the point's request budget was reached, or an "
-            "MDtest phase small enough to simulate whole varies that much between its runs)"
+            "* the simulated rate's interval is wider than the requested precision (the point's request "
+            "budget was reached, or an MDtest phase small enough to simulate whole varies that much "
+            "between its runs)"
         )
     count = len(result.points)
     console.print(f"seed {result.seed}; {count} point{'' if count == 1 else 's'} in {result.wall_s:.1f} s")
