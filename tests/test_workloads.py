@@ -505,3 +505,11 @@ def test_a_name_that_differs_from_the_file_is_reported_with_the_other_problems(t
     assert [p.path for p in info.value.problems] == ["record_size", "name"]
     assert "differs from the file name 'mine.yaml'" in info.value.problems[1].message
     assert info.value.problems[1].line == 1
+
+
+def test_messages_count_one_thread_in_the_singular() -> None:
+    from sim.config.workload import at_threads
+
+    assert at_threads([1]) == "at 1 thread"
+    assert at_threads([2]) == "at 2 threads"
+    assert at_threads([1, 2]) == "at 1, 2 threads"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sim.config.system import GpfsSpec
-from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
+from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, at_threads
 from sim.errors import PfssimError, Problem, WorkloadError
 from sim.topology.capacity import capacity
 from sim.topology.model import System
@@ -53,7 +53,7 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
             [
                 workload.problem(
                     "fsync",
-                    f"at {', '.join(map(str, small))} threads each file fits in its stream's share of the "
+                    f"{at_threads(small)} each file fits in its stream's share of the "
                     f"{pagepool / 2**30:g} GiB client pagepool, so without fsync (-e) the writes are timed "
                     "as copies into memory, which pfssim does not model; add fsync (-e) or use larger files",
                 )

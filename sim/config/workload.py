@@ -63,6 +63,11 @@ def iozone_record_problem(record: float) -> str | None:
     )
 
 
+def at_threads(counts: list[int]) -> str:
+    """``at 1 thread`` / ``at 4, 8 threads``: the thread counts a message is about."""
+    return f"at {', '.join(map(str, counts))} thread{'' if counts == [1] else 's'}"
+
+
 class _Located(Model):
     """Where a workload came from, so that a problem found later (its combination with a system)
     can still be given with the file and line of the key it is about."""
@@ -178,17 +183,16 @@ class Workload(_Located):
         short = [count for count in threads if self.file_size_for(count) < self.record_size]
         if short:
             largest = self.file_size_for(short[0])
-            counts = ", ".join(str(count) for count in short)
             problems.append(
-                f"at {counts} threads each thread's file holds less than one record ({self.record_size:.0f} B; "
-                f"{largest:.0f} B at {short[0]} threads); drop those thread counts, or raise the file or "
+                f"{at_threads(short)} each thread's file holds less than one record ({self.record_size:.0f} B; "
+                f"{largest:.0f} B {at_threads(short[:1])}); drop those thread counts, or raise the file or "
                 "aggregate size"
             )
         if self.benchmark.startswith("ior"):
             uneven = [c for c in threads if c not in short and self.file_size_for(c) % self.record_size]
             if uneven:
                 problems.append(
-                    f"at {', '.join(map(str, uneven))} threads each task's block "
+                    f"{at_threads(uneven)} each task's block "
                     f"({self.file_size_for(uneven[0]):.0f} B "
                     f"at {uneven[0]}) is not a whole number of {self.record_size:.0f} B transfers, which IOR "
                     "requires (-b a multiple of -t); choose thread counts that divide the aggregate size into "
@@ -411,14 +415,13 @@ class MdtestWorkload(_Located):
             bad = [count for count in threads if self.total_files % (count * per_dir)]
             if bad:
                 first = bad[0]
-                counts = ", ".join(str(count) for count in bad)
                 return [
-                    f"at {counts} threads, total_files / threads / items_per_dir is not a whole number of "
+                    f"{at_threads(bad)}, total_files / threads / items_per_dir is not a whole number of "
                     f"directories per task of at least 1 (at {first}: {self.total_files} / {first} / {per_dir} "
                     f"= {self.total_files / first / per_dir:.12g}); drop those thread counts or change total_files"
                 ]
         return [
-            f"at {count} threads the trees hold {self.all_dirs(count):,} directories, more than the "
+            f"{at_threads([count])} the trees hold {self.all_dirs(count):,} directories, more than the "
             f"{MAX_TREE_DIRS:,} pfssim simulates (the published runs use a few thousand); shrink -b, -z or the "
             "thread count"
             for count in threads
