@@ -44,7 +44,7 @@ from sim.benchmarks.runnable import check_runnable
 from sim.benchmarks.straggler import last_task_interval
 from sim.config.system import BeeGFSSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload
-from sim.engine.core import Pool, Station
+from sim.engine.core import Environment, Pool, Station
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.engine.stats import Estimate, batch_estimate, mser_cut
@@ -209,7 +209,7 @@ def _whole_phase(
     simulated = 0.0  # over all repetitions, as the requests are counted
     events = 0
     for replica in range(WHOLE_PHASE_REPLICATIONS):
-        env = simpy.Environment()
+        env = Environment()
         streams = Streams(_replica_seed(seed, replica))
         platform = Platform(env, system, streams)
         ctx = RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))
@@ -373,7 +373,7 @@ def run_point(
         if whole_phase if whole_phase is not None else small:
             return _whole_phase(system, workload, op, threads, seed, precision)
     started = time.perf_counter()
-    env = simpy.Environment()
+    env = Environment()
     streams = Streams(seed)
     platform = Platform(env, system, streams)
     meter = Meter(env, threads)
