@@ -154,7 +154,12 @@ class HddDrive:
         self.bytes[op] += size
         self.ops += 1
         done = Event(self.env)
-        position = min(max(offset / self.capacity, 0.0), 1.0)
+        position = offset / self.capacity
+        # Clamped to the stroke [0, 1] (what min(max(.)) gives, without two calls per command).
+        if position < 0.0:
+            position = 0.0
+        elif position > 1.0:
+            position = 1.0
         angle = (_sector_angle(int(offset) >> 12) + self.phase) % 1.0
         command = (self.ops, done, offset, size)
         if len(self.commands) < self.depth:
@@ -180,33 +185,36 @@ class HddDrive:
         """Start the visible command with the shortest access time (also run, first, by the event
         of the command that ends, hence the unused argument)."""
         positions = self.positions
-        if not positions:
+        n = len(positions)
+        if not n:
             self.busy = False
             return
         self.busy = True
         commands, angles = self.commands, self.angles
-        now = self.env.now
+        now = self.env._now  # the ``now`` property's field, read directly on this hot path
         head = self.head
         revolution = self.revolution
         t0, b = self.t0, self.seek_b
         sqrt = math.sqrt
         inf = math.inf
-        next_offset = self.next_offset
-        n = len(positions)
         best_index, best_time = -1, inf
         # A command that continues where the head is needs no positioning and always wins; it sits
-        # at the head's position (to rounding).
-        j = bisect_left(positions, head - 1e-12)
-        while j < n and positions[j] <= head + 1e-12:
-            if commands[j][2] == next_offset:
-                best_index, best_time = j, 0.0
-                break
-            j += 1
+        # at the head's position (to rounding). ``hi`` is the first command at or above the head:
+        # when no command is within rounding of the head (the usual case) it is the first one above
+        # head - 1e-12, else it is searched for from there.
+        j = hi = bisect_left(positions, head - 1e-12)
+        if j < n and positions[j] <= head + 1e-12:
+            next_offset = self.next_offset
+            while j < n and positions[j] <= head + 1e-12:
+                if commands[j][2] == next_offset:
+                    best_index, best_time = j, 0.0
+                    break
+                j += 1
+            hi = bisect_left(positions, head, hi)
         # Otherwise walk outward from the head, nearest command first (the one below on a tie),
         # until the seek alone loses. ``below`` and ``above`` are the distances to the next
         # command on each side (inf once that side is used up); the side gives the sign, so a
         # distance is one subtraction (the same float abs() would give).
-        hi = bisect_left(positions, head)
         lo = hi - 1
         below = head - positions[lo] if lo >= 0 else inf
         above = positions[hi] - head if hi < n else inf
