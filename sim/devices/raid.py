@@ -55,6 +55,7 @@ class RaidDevice:
         # a group I/O's end is known at submission: the latest of its member I/Os.
         self.computable = level in (0, 1, 10) and all(isinstance(m, SsdDrive) for m in members)
         self._split: dict[tuple[float, float], list[Piece]] = {}
+        self._reads: dict[tuple[float, float], list[Piece]] = {}  # parity RAID reads, see _read_pieces
 
     def member_commands(self, op: str, size: float) -> int:
         """Drive commands one aligned group I/O of ``size`` bytes costs (reads and writes)."""
@@ -156,8 +157,7 @@ class RaidDevice:
         k = self.data
         width = k * self.su
         if op == "read":
-            pieces = self._stripe(offset, size, k, lambda c: (self._data_member(c // k, c % k), c // k))
-            return self._submit("read", pieces)
+            return self._submit("read", self._read_pieces(offset, size))
         end = offset + size
         full: list[Piece] = []
         partial: list[tuple[int, float, float]] = []  # stripe, start within stripe, length
@@ -176,6 +176,35 @@ class RaidDevice:
         for stripe, start, length in partial:
             events.append(self._read_modify_write(stripe, start, length))
         return join(self.env, events)
+
+    def _read_pieces(self, offset: float, size: float) -> list[Piece]:
+        """The member pieces of a parity RAID read: the data chunks it covers, merged per member.
+
+        The parity rotates with period ``n`` stripes, so a read's pieces are those of the read at
+        the same place in its cycle of ``n`` stripes, moved by the cycle's ``n`` chunks on each
+        member. They are memoised by (place in the cycle, size) while the offsets repeat (a few
+        record alignments). Only for whole-byte offsets, sizes and stripe units: every step of
+        the split is then an integer below 2**53, exact in floats, so moving a memoised split
+        gives the very numbers the split itself would."""
+        k, su = self.data, self.su
+
+        def where(c: int) -> tuple[int, int]:
+            return self._data_member(c // k, c % k), c // k
+
+        if offset % 1.0 or size % 1.0 or su % 1.0:
+            return self._stripe(offset, size, k, where)
+        cycle = self.n * k * su
+        turn = offset // cycle
+        key = (offset - turn * cycle, size)
+        pattern = self._reads.get(key)
+        if pattern is None:
+            pattern = self._stripe(key[0], size, k, where)
+            if len(self._reads) < 4096:
+                self._reads[key] = pattern
+        if not turn:
+            return pattern
+        shift = turn * self.n * su
+        return [(m, shift + o, ln) for m, o, ln in pattern]
 
     def _read_modify_write(self, stripe: int, start: float, length: float) -> Event:
         """Read old data and parity of the touched range, then write new data and parity."""
