@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
-from simpy.events import NORMAL, Event, EventPriority
+from simpy.events import NORMAL, Event, EventPriority, Timeout
 
 
 class Environment(simpy.Environment):
@@ -32,8 +32,24 @@ class Environment(simpy.Environment):
     same order, and a stop at the ``until`` event leaves the same state (the event's remaining
     callbacks rescheduled urgently) for the next ``run``. Only the cost per event is less: the
     driver's points process millions of events, and a Python method call is a noticeable share
-    of each. Other forms of ``until`` go to SimPy's own ``run``.
+    of each. Other forms of ``until`` go to SimPy's own ``run``. ``timeout`` likewise builds
+    SimPy's ``Timeout`` in one call instead of three.
     """
+
+    def timeout(self, delay: float, value: object = None) -> Timeout:  # type: ignore[override]
+        """A :class:`~simpy.events.Timeout` of ``delay`` seconds: the fields ``Timeout.__init__``
+        sets and the entry ``schedule`` pushes (the next id), without the bound-class lookup and
+        the two calls (most of the events of a point are timeouts)."""
+        if delay < 0:
+            raise ValueError(f"Negative delay {delay}")
+        event = Timeout.__new__(Timeout)
+        event.env = self
+        event.callbacks = []
+        event._value = value
+        event._delay = delay
+        event._ok = True
+        heapq.heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), event))
+        return event
 
     def run(self, until: object = None) -> object:
         """Process events until ``until`` (an event) has been processed; return its value."""
@@ -94,7 +110,7 @@ class Station:
 
     def reserve(self, duration: float) -> float:
         """Book ``duration`` seconds on the earliest-free server; return when it will end."""
-        now = self.env.now
+        now = self.env._now  # the ``now`` property's field: every transfer hop books here
         self.visits += 1
         self.work += duration
         if self.servers == 1:
@@ -108,7 +124,7 @@ class Station:
 
     def serve(self, duration: float) -> Event:
         """An event at the end of a service of ``duration`` seconds (after any queueing)."""
-        return self.env.timeout(self.reserve(duration) - self.env.now)
+        return self.env.timeout(self.reserve(duration) - self.env._now)
 
     @property
     def free_at(self) -> float:
@@ -147,7 +163,7 @@ class TandemStation(Station):
     def reserve_from(self, arrival: float, duration: float) -> float:
         """Book ``duration`` seconds for a job arriving at ``arrival`` (now or later, and no earlier
         than the jobs booked before it); return when it will end."""
-        now = self.env.now
+        now = self.env._now
         self.visits += 1
         self.work += duration
         start = self._free1 if self._free1 > arrival else arrival
