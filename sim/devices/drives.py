@@ -241,7 +241,8 @@ class HddDrive:
         if self.waiting:
             self._admit(*self.waiting.popleft())
         service = best_time + size / (self.outer - (self.outer - self.inner) * position)
-        self.head = min(position + size / self.capacity, 1.0)
+        head = position + size / self.capacity
+        self.head = 1.0 if head > 1.0 else head  # min(head, 1.0), without the call
         self.next_offset = offset + size
         engine = self.engine
         engine.work += service

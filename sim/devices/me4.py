@@ -131,15 +131,14 @@ class WriteBackCache:
             pieces.append((last, end - last))
         return pieces
 
-    def _joins(self, offset: float, size: float) -> bool:
-        """Whether a piece falls in a stripe with an entry still waiting (and would take none)."""
-        stripe = self._stripe_of(offset, size)
-        return stripe is not None and stripe in self.open
-
     def _new_entries(self, pieces: list[tuple[float, float]]) -> int:
         """Entries a write's pieces would add: those that join no waiting entry. Never more than
         the flush watermark leaves free (half the cache), or a write could wait for room forever."""
-        new = sum(not self._joins(offset, size) for offset, size in pieces)
+        new = 0
+        for offset, size in pieces:  # a piece in a stripe with an entry still waiting takes none
+            stripe = self._stripe_of(offset, size)
+            if stripe is None or stripe not in self.open:
+                new += 1
         return min(new, self.entries - self.entries // 2)
 
     def _store(self, pieces: list[tuple[float, float]], ordered: bool = True) -> None:
