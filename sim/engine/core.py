@@ -252,10 +252,16 @@ class Pool:
 
     def acquire(self) -> Event | None:
         """Take a slot now (None) or get an event that fires when one is handed over."""
-        if self._due:
+        due = self._due
+        if due and due[0] <= self.env._now:  # a release is due (else _settle would do nothing)
             self._settle()
-        if self.used < self.size:
-            self._count(1, self.env.now)
+        used = self.used
+        if used < self.size:
+            # _count(1, now), inlined: every request takes a slot of one pool or more
+            now = self.env._now
+            self._area += used * (now - self._since)
+            self._since = now
+            self.used = used + 1
             self.visits += 1
             return None
         waiting = Event(self.env)
@@ -265,7 +271,8 @@ class Pool:
 
     def try_acquire(self) -> bool:
         """Take a slot if one is free, without queueing."""
-        if self._due:
+        due = self._due
+        if due and due[0] <= self.env._now:  # a release is due (else _settle would do nothing)
             self._settle()
         if self.used < self.size and not self.queue:
             self._count(1, self.env.now)
@@ -275,13 +282,18 @@ class Pool:
 
     def release(self) -> None:
         """Give the slot back, handing it straight to the first waiter."""
-        if self._due:
+        due = self._due
+        if due and due[0] <= self.env._now:  # a release is due (else _settle would do nothing)
             self._settle()
         if self.queue:
             self.visits += 1  # the slot stays held, by the next holder
             self.queue.popleft().succeed()
         else:
-            self._count(-1, self.env.now)
+            # _count(-1, now), inlined as in acquire
+            now = self.env._now
+            self._area += self.used * (now - self._since)
+            self._since = now
+            self.used -= 1
 
     def release_at(self, when: float) -> None:
         """Give the slot back at ``when`` (now or later), as ``release()`` would then."""
@@ -289,7 +301,8 @@ class Pool:
             self.release()
             return
         heapq.heappush(self._due, when)
-        self._arm()
+        if self.queue:  # _arm has nothing to do while no one waits
+            self._arm()
 
 
 def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
@@ -305,10 +318,11 @@ def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
             done.succeed()
 
     for event in events:
-        if event.processed:
+        callbacks = event.callbacks  # None once processed (what ``event.processed`` tests)
+        if callbacks is None:
             arrived(event)
         else:
-            event.callbacks.append(arrived)
+            callbacks.append(arrived)
     return done
 
 
