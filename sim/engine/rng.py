@@ -43,11 +43,18 @@ class Stream:
 
     def exponential(self, mean: float) -> float:
         """Exponential with the given mean."""
-        return -mean * math.log1p(-self.uniform()) if mean > 0 else 0.0
+        if not mean > 0:
+            return 0.0
+        index = self._u_index
+        if index >= len(self._uniform):
+            return -mean * math.log1p(-self.uniform())  # refills the block
+        self._u_index = index + 1  # uniform() inlined: a draw for every CPU service and message
+        return -mean * math.log1p(-self._uniform[index])
 
     def integer(self, n: int) -> int:
         """Uniform integer in [0, n)."""
-        return min(int(self.uniform() * n), n - 1)
+        k = int(self.uniform() * n)
+        return k if k <= n - 1 else n - 1  # min(k, n - 1) without the call
 
     def permutation(self, n: int) -> list[int]:
         """A random permutation of range(n) (small n only)."""
