@@ -86,7 +86,10 @@ class SsdDrive:
         """
         self.bytes[op] += size
         self.ops += 1
-        service = max(size / self.rate[op], self.op_time[op])
+        service = size / self.rate[op]
+        floor = self.op_time[op]
+        if floor > service:  # max(transfer, 1 / IOPS), without the call
+            service = floor
         return self.engine.reserve(service) + self.latency[op]
 
     def io(self, op: str, offset: float, size: float) -> Event:

@@ -98,7 +98,15 @@ class RaidDevice:
                     end = finish
             return end
         if self.level == 1:
-            chosen = self._mirror_pieces(op, [(0, offset, size)], [(0, 1)])
+            # _mirror_pieces of the one piece, unrolled (every metadata update of a mirrored MDT):
+            # a write goes to both members in order, a read to the less loaded one.
+            a, b = self.members[0], self.members[1]
+            if op == "write":
+                first = a.finish_time(op, offset, size)  # type: ignore[union-attr]
+                second = b.finish_time(op, offset, size)  # type: ignore[union-attr]
+                return second if second > first else first  # max(), which keeps the first of equals
+            pick = a if a.pending <= b.pending else b
+            return pick.finish_time(op, offset, size)  # type: ignore[union-attr]
         else:
             pairs = self.n // 2
             pieces = self._stripe(offset, size, pairs, lambda c: (c % pairs, c // pairs))
