@@ -430,3 +430,18 @@ def test_benchmarks_paths_are_relative_to_the_topology(tmp_path: Path, monkeypat
     result = run_cli("validate", str(topology))
     assert result.code == 2
     assert "small.yaml:" in result.stdout + result.stderr and "record_size" in result.stdout + result.stderr
+
+
+def test_a_cmd_workloads_problem_names_the_option_typed() -> None:
+    # Found only against the system (the pagepool, the capacity): reported at -e / -s / -b, the
+    # options the user wrote, not at the workload settings fsync / file_size they became.
+    pixstor = str(ROOT / "topologies" / "pixstor-large.yaml")
+    cases = [
+        ("iozone -i 0 -c -w -r 16m -s 8g -t 64 -+n -+m hosts", "--cmd -e: at 64 threads each file fits"),
+        ("iozone -i 0 -c -e -w -r 16m -s 100000g -t 64 -+n -+m hosts", "--cmd -s: at 64 threads the files of"),
+        ("mpirun -np 64 ior -w -e -t 16m -b 100000g", "--cmd -b: at 64 threads the files of"),
+    ]
+    for line, expected in cases:
+        result = run_cli("run", pixstor, "--cmd", line)
+        assert result.code == 2 and result.stdout == ""
+        assert result.stderr.startswith(expected), result.stderr

@@ -209,7 +209,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``pfssim run``: resolve inputs (all errors before any simulation), simulate, render."""
-    from sim.benchmarks.cmdline import parse_command
+    from sim.benchmarks.cmdline import option_of, parse_command
     from sim.benchmarks.driver import Precision
     from sim.benchmarks.runnable import check_all_runnable
     from sim.benchmarks.suite import default_workloads, run_suite
@@ -267,9 +267,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         workloads = [w.with_threads(args.threads) for w in workloads]
     try:
         check_all_runnable(system, workloads)
-    except WorkloadError as exc:  # a --cmd workload has no file: name its option instead
+    except WorkloadError as exc:  # a --cmd workload has no file: name the command and its option instead
+        by_name = {w.name: w for w in workloads}
         raise WorkloadError(
-            [Problem(labels.get(p.file, p.file), p.line, p.path, p.message) for p in exc.problems]
+            [
+                Problem(labels[p.file], p.line, option_of(by_name[p.file], p.path), p.message)
+                if p.file in labels
+                else p
+                for p in exc.problems
+            ]
         ) from None
     if args.plot is not None:
         check_plot_path(args.plot)

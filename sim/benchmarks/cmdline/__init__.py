@@ -28,7 +28,7 @@ Modules: ``iozone``, ``ior``, ``mdtest`` and ``launcher`` read one program's opt
 file's own ``command:``.
 """
 
-from sim.benchmarks.cmdline.command import command_mismatches, parse_command
+from sim.benchmarks.cmdline.command import command_mismatches, option_of, parse_command
 from sim.benchmarks.cmdline.ior import IOR_NO_EFFECT, IOR_NO_EFFECT_WITH_VALUE, IOR_REFUSED
 from sim.benchmarks.cmdline.iozone import IOZONE_NO_EFFECT, IOZONE_NO_EFFECT_WITH_VALUE, IOZONE_REFUSED
 from sim.benchmarks.cmdline.launcher import LAUNCHER_NO_EFFECT, LAUNCHER_NO_EFFECT_WITH_VALUE
@@ -47,5 +47,6 @@ __all__ = [
     "MDTEST_NO_EFFECT_WITH_VALUE",
     "MDTEST_REFUSED",
     "command_mismatches",
+    "option_of",
     "parse_command",
 ]

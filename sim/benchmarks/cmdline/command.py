@@ -158,3 +158,22 @@ def _shown(key: str, value: object) -> str:
     if key in ("record_size", "write_bytes", "read_bytes") and isinstance(value, float):
         return format_quantity(value, Dimension.SIZE)
     return str(value)
+
+
+#: The option of a command line that gives a workload setting, per program: a problem found with
+#: a ``--cmd`` workload's setting is reported at the option the user typed.
+_OPTION_OF = {
+    "iozone": {"fsync": "-e", "direct_io": "-I", "file_size": "-s", "record_size": "-r", "threads": "-t"},
+    "ior": {"fsync": "-e", "direct_io": "-B", "file_size": "-b", "record_size": "-t", "threads": "-np"},
+    "mdtest": {"threads": "-np", "items": "-n", "items_per_dir": "-I", "write_bytes": "-w", "read_bytes": "-e"},
+}
+
+
+def option_of(workload: AnyWorkload, key: str) -> str:
+    """The command-line option that sets ``key`` of a workload read from a command line (``-e`` for
+    ``fsync`` ...), or ``key`` itself when no single option does."""
+    if isinstance(workload, MdtestWorkload):
+        program = "mdtest"
+    else:
+        program = "iozone" if workload.benchmark.startswith("iozone") else "ior"
+    return _OPTION_OF[program].get(key, key)
