@@ -380,7 +380,7 @@ def test_files_larger_than_the_file_system_are_refused() -> None:
     )
     assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
     assert (
-        "--cmd file_size: at 256 threads the files of cmd1 need 274.9 TB, more than the 209.1 TB beegfs-edr-2019 holds"
+        "--cmd -s: at 256 threads the files of cmd1 need 274.9 TB, more than the 209.1 TB beegfs-edr-2019 holds"
         in result.stderr
     )
     fits = parse_command("iozone -i 0 -r 1m -s 700g -t 256")  # 188 TB
@@ -425,7 +425,7 @@ def test_every_refusal_comes_before_any_simulation(tmp_path: Path, monkeypatch) 
     assert any(
         row.startswith(f"{huge}:{line} aggregate_size: at 1 thread the files of huge need 8000 TB") for row in lines
     )
-    assert any(row.startswith("--cmd direct_io: buffered calls of 4 KiB") for row in lines)
+    assert any(row.startswith("--cmd -I: buffered calls of 4 KiB") for row in lines)
 
 
 def test_validate_refuses_a_default_suite_the_system_cannot_run(tmp_path: Path) -> None:
