@@ -189,7 +189,9 @@ class GpfsMetadataModel(MetadataModelBase):
             return
         lock = self.dir_lock.get(directory)
         if lock is None:
-            lock = self.dir_lock[directory] = self.ctx.platform.pool(f"dir{directory}.token", 1)
+            lock = self.dir_lock[directory] = self.ctx.platform.pool(
+                f"mdtest.tree{directory[0]}.dir{directory[1]}.token", 1
+            )
         wait = lock.acquire()
         if wait is not None:
             yield wait
