@@ -9,6 +9,7 @@ import simpy
 
 from sim.config.parts import Drive
 from sim.devices.drives import HddDrive, SsdDrive
+from sim.devices.me4 import WriteBackCache
 from sim.devices.raid import RaidDevice
 from sim.engine.rng import Stream
 
@@ -67,6 +68,18 @@ def _parity_raid(env: simpy.Environment, level: int = 6) -> tuple[RaidDevice, li
     (4.5 MiB stripes, which 1 MiB records do not divide)."""
     members = [_ssd(env, i) for i in range(10)]
     return RaidDevice(env, "vd", level, members, 512 * 1024), members
+
+
+def _parity_cache(
+    level: int = 6, entries: int | None = None
+) -> tuple[simpy.Environment, WriteBackCache, list[SsdDrive]]:
+    """An ME4 write cache in front of :func:`_parity_raid`, holding ``entries`` entries if given."""
+    env = simpy.Environment()
+    raid, members = _parity_raid(env, level)
+    cache = WriteBackCache(env, raid)
+    if entries is not None:
+        cache.entries = entries
+    return env, cache, members
 
 
 def test_raid6_full_stripe_write_reads_nothing() -> None:
@@ -170,12 +183,7 @@ def test_write_cache_destages_whole_stripes_before_a_stripe_still_filling() -> N
     # Sequential streams: stripe 0 gets three of its four 1 MiB records, stripes 1..6 all four.
     # The cache keeps the partial stripe 0 (its stream is still writing into it) and destages the
     # whole ones first, so no member reads anything (no read-modify-write).
-    from sim.devices.me4 import WriteBackCache
-
-    env = simpy.Environment()
-    raid, members = _parity_raid(env)
-    cache = WriteBackCache(env, raid)
-    cache.entries = 8  # the watermark is 4 entries: destages start once 5 are held
+    env, cache, members = _parity_cache(entries=8)  # the watermark is 4 entries: destages start once 5 are held
     width = 8 * 512 * 1024
     mib = 1024 * 1024
     for stripe in range(7):
@@ -199,12 +207,7 @@ def test_write_cache_gathers_records_that_cross_stripe_boundaries_into_whole_str
     # still filling, waits behind the whole stripes 4..6. (Before the split, the crossing records
     # took entries of their own, so no stripe ever became whole, only 23 of the 32 records were
     # admitted at once, and every destage was a read-modify-write.)
-    from sim.devices.me4 import WriteBackCache
-
-    env = simpy.Environment()
-    raid, members = _parity_raid(env, level=5)
-    cache = WriteBackCache(env, raid)
-    cache.entries = 8
+    env, cache, members = _parity_cache(level=5, entries=8)
     mib = 1024 * 1024
     width = 9 * 512 * 1024
     events = [cache.write(record * mib, mib) for record in range(32)]
@@ -226,11 +229,7 @@ def test_write_cache_split_write_takes_an_entry_per_stripe_it_starts() -> None:
     # entry, which now spans [1, 4.5), so the write adds two entries. [22, 30) is split at 22.5
     # and 27 into three pieces in stripes 4, 5 (whole) and 6, none of which has an entry: three
     # entries. An aligned 9 MiB write (stripes 8 and 9, both whole) is one piece: one entry.
-    from sim.devices.me4 import WriteBackCache
-
-    env = simpy.Environment()
-    raid, _ = _parity_raid(env, level=5)
-    cache = WriteBackCache(env, raid)
+    _, cache, _ = _parity_cache(level=5)
     mib = 1024 * 1024
     cache.write(mib, mib)
     assert cache.held == 1
@@ -252,12 +251,7 @@ def test_write_cache_admits_a_split_write_when_all_its_entries_fit() -> None:
     # waits. Y joins stripe 2 and is admitted at once; Z needs one entry, for which there is
     # room, but waits behind X. When stripe 0's destage completes X fits (2 held + 2 = 4), and Z
     # waits for the next destage.
-    from sim.devices.me4 import WriteBackCache
-
-    env = simpy.Environment()
-    raid, _ = _parity_raid(env, level=5)
-    cache = WriteBackCache(env, raid)
-    cache.entries = 4
+    env, cache, _ = _parity_cache(level=5, entries=4)
     mib = 1024 * 1024
     for start in (0, 9, 18):
         cache.write(start * mib, mib)

@@ -153,18 +153,21 @@ class GpfsModel:
             byte = region + index * self.unit
             block = int(byte // self.block)
             nsd = self.nsds[(self.starts[t] + block) % d]
-            capacity = self.ctx.platform.raids[nsd].capacity
             within = byte - block * self.block
-            if self.fs.allocation == "scattered":
-                if block == last_block and not self.ctx.random:
-                    slot = last_slot  # the next record of the same block (records smaller than blocks)
-                else:
-                    slot = stream.integer(max(int(capacity // self.block), 1))
-                last_block, last_slot = block, slot
-            else:
-                owner = 0 if self.shared else t
-                slot = (owner * 7919 + block // d) % max(int(capacity // self.block), 1)
+            # The next record of the same block (records smaller than blocks) keeps its place.
+            same = last_slot if block == last_block and not self.ctx.random else None
+            slot = last_slot = self._slot(t, nsd, block, same, stream)
+            last_block = block
             yield nsd, slot * self.block + within, self.unit
+
+    def _slot(self, t: int, nsd: str, block: int, same: int | None, stream: Stream) -> int:
+        """Where file block ``block`` of thread ``t`` sits on ``nsd``, in blocks: scattered, ``same``
+        (the slot of the record before, in the same block) or else a random slot; with cluster
+        allocation, the owner's blocks in order on the LUN."""
+        slots = max(int(self.ctx.platform.raids[nsd].capacity // self.block), 1)
+        if self.fs.allocation == "scattered":
+            return same if same is not None else stream.integer(slots)
+        return ((0 if self.shared else t) * 7919 + block // len(self.nsds)) % slots
 
     def _record_pieces(self, t: int, stream: Stream) -> Generator[list[tuple[str, float, float]], None, None]:
         """Endless O_DIRECT records larger than a block and not a whole number of blocks (IOzone -r
@@ -187,13 +190,9 @@ class GpfsModel:
                 within = byte - block * self.block
                 size = min(self.block - within, end - byte)
                 nsd = self.nsds[(self.starts[t] + block) % d]
-                slots = max(int(self.ctx.platform.raids[nsd].capacity // self.block), 1)
-                if self.fs.allocation == "scattered":
-                    # A block shared by two sequential records keeps its one place on the LUN.
-                    slot = last_slot if block == last_block else stream.integer(slots)
-                    last_block, last_slot = block, slot
-                else:
-                    slot = ((0 if self.shared else t) * 7919 + block // d) % slots
+                # A block shared by two sequential records keeps its one place on the LUN.
+                slot = last_slot = self._slot(t, nsd, block, last_slot if block == last_block else None, stream)
+                last_block = block
                 pieces.append((nsd, slot * self.block + within, size))
                 byte += size
             yield pieces
