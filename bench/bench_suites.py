@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import queue as queue_module
 import resource
 import time
 from pathlib import Path
@@ -64,12 +65,34 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
     )
 
 
+def _resolve(topology: str) -> str:
+    """A path as given, or a shipped topology's name (``beegfs-hdr100``) made into its file."""
+    if Path(topology).exists():
+        return topology
+    shipped = ROOT / "topologies" / f"{topology}.yaml"
+    if shipped.exists():
+        return str(shipped)
+    raise SystemExit(f"bench_suites: no topology file or shipped topology named {topology!r}")
+
+
+def _result(process, queue: multiprocessing.Queue) -> tuple:  # type: ignore[no-untyped-def]
+    """The child's figures; exit with its status if it dies before sending them (no silent hang)."""
+    while True:
+        try:
+            return queue.get(timeout=1.0)
+        except queue_module.Empty:
+            if not process.is_alive():
+                raise SystemExit(f"bench_suites: the run died (exit code {process.exitcode})") from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("topologies", nargs="*", help="default: every shipped topology")
+    parser.add_argument(
+        "topologies", nargs="*", help="files or shipped names (beegfs-hdr100); default: every shipped topology"
+    )
     parser.add_argument("--threads", help="comma-separated thread counts replacing the suites' own")
     args = parser.parse_args()
-    topologies = args.topologies or sorted(str(p) for p in (ROOT / "topologies").glob("*.yaml"))
+    topologies = [_resolve(t) for t in args.topologies] or sorted(str(p) for p in (ROOT / "topologies").glob("*.yaml"))
     threads = [int(x) for x in args.threads.split(",")] if args.threads else None
     context = multiprocessing.get_context("spawn")
     header = (
@@ -81,7 +104,7 @@ def main() -> None:
         queue: multiprocessing.Queue = context.Queue()
         process = context.Process(target=_measure, args=(topology, threads, queue))
         process.start()
-        name, points, wall, rate, per_request, top, rate_top, slow_s, slow, peak, breakdown = queue.get()
+        name, points, wall, rate, per_request, top, rate_top, slow_s, slow, peak, breakdown = _result(process, queue)
         process.join()
         print(
             f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {per_request:6.1f} {top:7d} {rate_top:9.0f} "
