@@ -250,12 +250,13 @@ def test_accepted_flags_parse_and_say_why() -> None:
         same(f"mpirun {flag} v -np 2 ior -w -t 1m -b 1g", ior)
 
 
-def test_ior_segments_of_a_shared_file_are_refused() -> None:
-    # -s 4 on a shared file puts every task's block i in segment i, so the tasks' transfers
-    # interleave; the models lay a shared file out as IOR's -s 1 does (each task's share in one
-    # piece). It used to be read as -s 1 with a 4x block, a different access pattern.
-    (problem,) = _problem("mpirun -np 8 ior -w -t 1m -b 1m -s 4")
-    assert problem.path == "-s"
-    assert "-F" in problem.message and "interleave" in problem.message
-    assert parse_command("mpirun -np 8 ior -w -t 1m -b 1m -s 1").file_size == MiB
-    assert parse_command("mpirun -np 8 ior -w -F -t 1m -b 1m -s 4").file_size == 4 * MiB
+def test_ior_segments_of_a_shared_file() -> None:
+    # -s 4 on a shared file puts every task's block i in segment i (the tasks' transfers
+    # interleave); the workload keeps the count so the models can lay the file out that way. It
+    # used to be read as -s 1 with a 4x block, then refused.
+    w = parse_command("mpirun -np 8 ior -w -t 1m -b 2m -s 4")
+    assert (w.benchmark, w.segments, w.file_size, w.block_for(8)) == ("ior_seq_n1", 4, 8 * MiB, 2 * MiB)
+    assert w.title == "IOR sequential N-1 (shared file), 4 segments from --cmd"
+    assert parse_command("mpirun -np 8 ior -w -t 1m -b 1m -s 1").segments == 1
+    per_task = parse_command("mpirun -np 8 ior -w -F -t 1m -b 1m -s 4")
+    assert (per_task.segments, per_task.file_size) == (4, 4 * MiB)

@@ -61,6 +61,35 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
         )
 
 
+def _check_shared_blocks(workload: Workload, fs: GpfsSpec) -> None:
+    """Refuse buffered IOR segments on a GPFS shared file whose blocks hold several tasks' data.
+
+    With ``-s`` above 1 the tasks' blocks (``-b``) interleave through the shared file. When ``-b``
+    is not a whole number of file-system blocks, each GPFS block holds pieces of several tasks,
+    written from several nodes: their pagepools each flush the whole block after byte-range token
+    traffic between the nodes (false sharing), which pfssim does not model. O_DIRECT writes go to
+    the disks record by record and are modelled.
+    """
+    if workload.benchmark != "ior_seq_n1" or workload.segments == 1 or workload.direct_io:
+        return
+    shared = [t for t in workload.threads if workload.block_for(t) % fs.block_size]
+    if shared:
+        block = workload.block_for(shared[0])
+        raise WorkloadError(
+            [
+                workload.problem(
+                    "segments",
+                    f"{at_threads(shared)} each task's block of the shared file ({block / 2**20:g} MiB "
+                    f"{at_threads(shared[:1])}) is not a whole number of {fs.block_size / 2**20:g} MiB GPFS "
+                    f"blocks, so with {workload.segments} segments the GPFS blocks hold several tasks' data, "
+                    "which their nodes' pagepools write back in turn under byte-range tokens (false sharing): "
+                    "not modelled; use a block size (-b) that is a multiple of the file-system block, or "
+                    "O_DIRECT (-B)",
+                )
+            ]
+        )
+
+
 def check_all_runnable(system: System, workloads: Sequence[AnyWorkload]) -> None:
     """:func:`check_runnable` for every workload, raising one error that lists every refusal."""
     problems: list[Problem] = []
@@ -170,3 +199,5 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                     )
         if isinstance(fs, GpfsSpec) and not workload.direct_io and not workload.fsync:
             _check_unflushed_writes(system, workload, fs)
+        if isinstance(fs, GpfsSpec):
+            _check_shared_blocks(workload, fs)

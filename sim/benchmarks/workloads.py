@@ -60,6 +60,8 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
         keys = ["file_size"]
     elif message.startswith("gpfs_pagepool_client"):
         keys = ["gpfs_pagepool_client"]
+    elif message.startswith("segments"):
+        keys = ["segments"]
     elif "thread" in message:
         keys = ["threads"]
     elif "operation" in message or " runs " in message:

@@ -102,6 +102,11 @@ class Workload(_Located):
     is no default: without it, a file that fits in a client cache would be timed as memory copies.
     ``max_file_size`` caps the bytes per thread (the high-capacity runs: 768 GB per thread when
     the aggregate split over few threads would exceed it).
+    ``segments`` is IOR's ``-s``: each task's bytes are that many blocks (``-b``) of equal size. On
+    a shared file (``ior_seq_n1``) segment i holds block i of every task, in task order, so the
+    tasks' blocks interleave through the file (ior.c's offset: segment x tasks x block + rank x
+    block); with a file per task (``ior_seq_nn``) a task's blocks follow one another, so segments
+    only lengthen its file.
     """
 
     name: Text
@@ -118,6 +123,7 @@ class Workload(_Located):
     max_file_size: Size | None = None
     threads: list[ThreadCount] = Field(min_length=1)
     placement: Placement = "round_robin"
+    segments: Count = 1
     stripe: StripeOverride | None = None
     gpfs_pagepool_client: Size | None = None
 
@@ -147,6 +153,8 @@ class Workload(_Located):
             raise ValueError(f"list the operations in the order the benchmark runs them: {order}")
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
             raise ValueError("threads must be increasing and distinct")
+        if self.segments > 1 and not self.benchmark.startswith("ior"):
+            raise ValueError(f"segments (IOR's -s) is an IOR setting; {self.benchmark} has none")
         if self.max_file_size is not None and self.file_size is not None:
             raise ValueError("max_file_size caps an aggregate_size split; with file_size give the size itself")
         if self.max_file_size is not None and self.max_file_size < self.record_size:
@@ -165,10 +173,11 @@ class Workload(_Located):
                 raise ValueError(
                     f"file_size ({self.file_size:.0f} B) is less than one record ({self.record_size:.0f} B)"
                 )
-            if self.benchmark.startswith("ior") and self.file_size % self.record_size:
+            if self.benchmark.startswith("ior") and (self.file_size / self.segments) % self.record_size:
                 raise ValueError(
                     f"file_size ({self.file_size:.0f} B, IOR's -b x -s) must be a whole number of "
-                    f"{self.record_size:.0f} B transfers, as IOR requires"
+                    f"{self.record_size:.0f} B transfers"
+                    f"{f' in each of its {self.segments} blocks' if self.segments > 1 else ''}, as IOR requires"
                 )
         problems = self.thread_problems(self.threads)
         if problems:
@@ -189,11 +198,11 @@ class Workload(_Located):
                 "aggregate size"
             )
         if self.benchmark.startswith("ior"):
-            uneven = [c for c in threads if c not in short and self.file_size_for(c) % self.record_size]
+            uneven = [c for c in threads if c not in short and self.block_for(c) % self.record_size]
             if uneven:
                 problems.append(
                     f"{at_threads(uneven)} each task's block "
-                    f"({self.file_size_for(uneven[0]):.0f} B "
+                    f"({self.block_for(uneven[0]):.0f} B "
                     f"at {uneven[0]}) is not a whole number of {self.record_size:.0f} B transfers, which IOR "
                     "requires (-b a multiple of -t); choose thread counts that divide the aggregate size into "
                     "whole transfers"
@@ -206,6 +215,10 @@ class Workload(_Located):
         if self.max_file_size is not None:
             size = min(size, self.max_file_size)
         return size
+
+    def block_for(self, threads: int) -> float:
+        """IOR's ``-b`` at ``threads`` tasks: the bytes of one task in one segment."""
+        return self.file_size_for(threads) / self.segments
 
     @property
     def point_ops(self) -> list[str]:

@@ -192,8 +192,8 @@ class BeeGFSModel:
                 while users and (found or back <= records + 1):
                     for t in users:
                         f = self.files[t]
-                        region = t * self.file_size if self.shared else 0.0
-                        start = region + (self.starts[t] - back * self.record) % self.file_size
+                        back_at = (self.starts[t] - back * self.record) % self.file_size
+                        start = self.ctx.file_offset(t, back_at, self.file_size)
                         split = layout.get(start)
                         if split is None:
                             split = layout[start] = self._pieces(start, self.record)
@@ -228,13 +228,13 @@ class BeeGFSModel:
         starts: dict[str, list[float]] = {}
         for t in self.ctx.streams("read-ahead.prestart").permutation(self.ctx.threads):
             f = self.files[t]
-            region = t * self.file_size if self.shared else 0.0
             position = self.starts[t]
             seen: set[str] = set()
             # A thread's first calls reach each of its targets within one stripe width of the file
             # (num_targets chunks), plus the straddling call.
             for _ in range(math.ceil(len(f.targets) * self.chunk / record) + 1):
-                for index, chunk_offset, _length in self._pieces(region + position, record):
+                at = self.ctx.file_offset(t, position, self.file_size)
+                for index, chunk_offset, _length in self._pieces(at, record):
                     target = f.targets[index % len(f.targets)]
                     if target not in seen:
                         seen.add(target)
@@ -262,8 +262,8 @@ class BeeGFSModel:
         record = self.record
         records = max(int(self.file_size // record), 1)
         position = self.starts[t]  # drawn from this stream in __init__
-        # A shared file (IOR N-1) holds task t's block at t x block size (IOR's layout with -s 1).
-        region = t * self.file_size if self.shared else 0.0
+        # A shared file (IOR N-1) holds task t's blocks where IOR puts them (RunContext.file_offset).
+        file_offset = ctx.file_offset
         amount = 1.0 if ctx.random else record
         yield env.timeout(stream.uniform() * 1e-4)  # break lock-step start
         while True:
@@ -276,7 +276,7 @@ class BeeGFSModel:
             if client_cpu is not None:
                 yield client_cpu.serve(cpu_time)
                 cpu_time = 0.0
-            pieces = self._pieces(region + offset, record)
+            pieces = self._pieces(file_offset(t, offset, self.file_size), record)
             for first in range(0, len(pieces), self.num_targets):
                 batch = pieces[first : first + self.num_targets]
                 if len(batch) == 1:

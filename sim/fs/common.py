@@ -54,6 +54,22 @@ class RunContext:
         """Random offsets (IOzone -i 2) rather than sequential."""
         return self.op.startswith("random")
 
+    def file_offset(self, thread: int, position: float, share: float) -> float:
+        """Where byte ``position`` of ``thread``'s ``share`` of bytes lies in the file it writes: the
+        same place in a file of its own; in IOR's shared file (N-1), segment by segment, each
+        segment holding one block of every task in task order (ior.c: segment x tasks x block +
+        rank x block; with one segment, task t's share starts at t x share). A transfer never
+        crosses a block, as IOR's -b is a multiple of its -t."""
+        workload = self.workload
+        if workload.benchmark != "ior_seq_n1":
+            return position
+        segments = workload.segments
+        if segments == 1:
+            return thread * share + position
+        block = share / segments
+        segment, within = divmod(position, block)
+        return (segment * self.threads + thread) * block + within
+
     @cached_property
     def placed_clients(self) -> list[str]:
         """The client nodes the threads are dealt to, in order: every client (placement

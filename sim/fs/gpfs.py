@@ -35,6 +35,15 @@ from sim.fs.common import Route, RunContext
 from sim.params import value
 
 
+def _mix(block: int, salt: int) -> int:
+    """A well-spread 64-bit hash of a block number (SplitMix64's finaliser): a scattered block's
+    place on its LUN as a function of the block alone."""
+    z = (block * 0x9E3779B97F4A7C15 + salt) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return z ^ (z >> 31)
+
+
 class GpfsModel:
     """Runs benchmark threads against a GPFS system."""
 
@@ -70,6 +79,10 @@ class GpfsModel:
         self.starts = [
             first if self.shared else ctx.streams(f"gpfs.file{t}").integer(len(self.nsds)) for t in range(ctx.threads)
         ]
+        # IOR -s on a shared file: a block may hold several tasks' transfers, so where a scattered
+        # block sits must be the file's, not a draw of whichever task reaches it first.
+        segmented = self.shared and getattr(self.workload, "segments", 1) > 1
+        self.salt = ctx.streams("gpfs.file0").integer(2**32) if segmented else None
 
     def _stream_windows(self) -> list[int]:
         """Blocks each buffered stream may run ahead of its application.
@@ -144,13 +157,13 @@ class GpfsModel:
         """Endless (nsd, offset on the LUN, size) of a thread's requests, in issue order."""
         units_per_file = max(int(self.file_size // self.unit), 1)
         position = stream.integer(units_per_file)
-        region = t * self.file_size if self.shared else 0.0
+        file_offset = self.ctx.file_offset
         d = len(self.nsds)
         last_block, last_slot = -1, 0
         while True:
             index = stream.integer(units_per_file) if self.ctx.random else position
             position = (position + 1) % units_per_file
-            byte = region + index * self.unit
+            byte = file_offset(t, index * self.unit, self.file_size)
             block = int(byte // self.block)
             nsd = self.nsds[(self.starts[t] + block) % d]
             within = byte - block * self.block
@@ -166,6 +179,8 @@ class GpfsModel:
         allocation, the owner's blocks in order on the LUN."""
         slots = max(int(self.ctx.platform.raids[nsd].capacity // self.block), 1)
         if self.fs.allocation == "scattered":
+            if self.salt is not None:  # a segmented shared file: the same place whichever task asks
+                return _mix(block, self.salt) % slots
             return same if same is not None else stream.integer(slots)
         return ((0 if self.shared else t) * 7919 + block // len(self.nsds)) % slots
 
@@ -176,13 +191,12 @@ class GpfsModel:
         request counted as 12 MiB: 33 GB/s of writes on 22 GB/s of controllers.)"""
         records = max(int(self.file_size // self.record), 1)
         position = stream.integer(records)
-        region = t * self.file_size if self.shared else 0.0
         d = len(self.nsds)
         last_block, last_slot = -1, 0
         while True:
             index = stream.integer(records) if self.ctx.random else position
             position = (position + 1) % records
-            byte = region + index * self.record
+            byte = self.ctx.file_offset(t, index * self.record, self.file_size)
             end = byte + self.record
             pieces = []
             while byte < end:

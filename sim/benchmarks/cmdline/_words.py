@@ -129,6 +129,7 @@ def make_workload(
     file_size: int,
     threads: int,
     placement: str = "round_robin",
+    segments: int = 1,
 ) -> Workload:
     """The IOzone or IOR workload one command line runs: one thread count, threads placed round robin
     (IOzone's ``-+m`` list and ``mpirun --map-by node`` as the documents use them) or, for IOzone
@@ -146,6 +147,7 @@ def make_workload(
         "file_size": f"{file_size} B",
         "threads": [threads],
         "placement": placement,
+        "segments": segments,
     }
     try:
         return Workload.model_validate(fields)

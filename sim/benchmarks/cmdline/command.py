@@ -51,7 +51,7 @@ def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
 
 #: Settings a workload file's ``command:`` must agree with. Thread counts and sizes are left out:
 #: they vary over the sweep, and the command gives them as shell variables.
-_SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement")
+_SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement", "segments")
 _MDTEST_SETTINGS = (
     *("benchmark", "placement", "files_only", "dirs_only", "unique_dir", "depth", "leaf_only"),
     *("items_per_dir", "write_bytes", "read_bytes", "sync", "iterations"),
@@ -67,7 +67,8 @@ def _sweep_value(workload: AnyWorkload, program: str, flag: str, threads: int) -
         if program == "iozone" and flag == "-s":
             return f"{size // 1024}k" if size % 1024 == 0 else None
         if program == "ior" and flag == "-b":
-            return str(size)
+            block = workload.block_for(threads)
+            return str(int(block)) if block == int(block) else None
         return None
     if program == "mdtest" and flag == "-b":
         return str(workload.branching_for(threads))
@@ -164,7 +165,10 @@ def _shown(key: str, value: object) -> str:
 #: a ``--cmd`` workload's setting is reported at the option the user typed.
 _OPTION_OF = {
     "iozone": {"fsync": "-e", "direct_io": "-I", "file_size": "-s", "record_size": "-r", "threads": "-t"},
-    "ior": {"fsync": "-e", "direct_io": "-B", "file_size": "-b", "record_size": "-t", "threads": "-np"},
+    "ior": {
+        **{"fsync": "-e", "direct_io": "-B", "file_size": "-b", "record_size": "-t", "threads": "-np"},
+        "segments": "-s",
+    },
     "mdtest": {"threads": "-np", "items": "-n", "items_per_dir": "-I", "write_bytes": "-w", "read_bytes": "-e"},
 }
 

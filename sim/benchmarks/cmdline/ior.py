@@ -135,19 +135,11 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
             "-b",
             f"the block size ({block} B) must be a multiple of the transfer size -t ({transfer} B), as IOR requires",
         )
-    if segments > 1 and not per_process:
-        # ior.c's shared-file offset is j*t + i*numTasks*b + rank*b: segment i holds every task's
-        # block i, so the tasks' transfers interleave over the file. The models place task t's
-        # whole share at t x (b x s), IOR's layout with -s 1, which would be another benchmark.
-        fail(
-            "-s",
-            f"-s {segments} without -F interleaves the tasks' blocks in the shared file (segment i holds "
-            "block i of every task), which pfssim does not model: it models a shared file with -s 1 (each "
-            "task's block contiguous) or a file per task (-F, where -s only lengthens the file)",
-        )
     if not (write or read):
         write = read = True  # IOR runs both when neither -w nor -r is given
     layout = "N-N (file per process)" if per_process else "N-1 (shared file)"
+    if segments > 1 and not per_process:  # interleaved blocks; with -F segments only lengthen the files
+        layout += f", {segments} segments"
     return make_workload(
         name=name,
         title=f"IOR sequential {layout}",
@@ -159,4 +151,5 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
         fsync=fsync,
         file_size=block * segments,
         threads=tasks,
+        segments=segments,
     )
