@@ -203,6 +203,11 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 64 mdtest -F -u -I 10 -z 5 -b 10 -d /x", "-np", "more than the 2,097,152 pfssim simulates"),
         ("mpirun -np 2 mdtest -F -n 10 -b 1000000000 -z 100000000", "-z", "more than 2,097,152 directories"),
         ("iozone -i 0 -r 1m -s 1000000000000000g -t 1", "-s", "more than 2^53 B"),
+        ("mpirun -np 16 --map-by slot ior -w -t 1m -b 1g", "--map-by", "-npernode N"),
+        ("mpirun -np 16 --map-by ppr:2:socket ior -w -t 1m -b 1g", "--map-by", "host file"),
+        ("mpirun -np 16 -N 4 --map-by node ior -w -t 1m -b 1g", "--map-by", "given twice (-N and --map-by)"),
+        ("mpirun -np 16 -npernode 0 ior -w -t 1m -b 1g", "-npernode", "at least 1"),
+        ("mpirun -np 16 -ppn four ior -w -t 1m -b 1g", "-ppn", "whole number"),
     ],
 )
 def test_bad_commands_name_the_flag(command: str, path: str, fragment: str) -> None:

@@ -42,11 +42,12 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
     if not set(workload.ops) & {"write", "random_write"}:
         return
     pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
-    clients = 1 if workload.placement == "one_client" else len(system.clients)
+    clients = len(system.clients)
     small = [
         t
         for t in workload.threads
-        if workload.file_size_for(t) <= pagepool / -(-t // clients)  # the share of one of a node's streams
+        # the share of one of the busiest node's streams
+        if workload.file_size_for(t) <= pagepool / workload.most_on_a_client(t, clients)
     ]
     if small:
         raise WorkloadError(
@@ -146,6 +147,21 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                         f"at {threads} thread{'s' if threads != 1 else ''} the files of {workload.name} need "
                         f"{needed / 1e12:.4g} TB, more than the {usable / 1e12:.4g} TB {system.name} holds "
                         f"(usable capacity, as pfssim show reports it); {_smaller(workload)}",
+                    )
+                ]
+            )
+    if workload.per_node is not None and system.clients:
+        clients = len(system.clients)
+        over = [t for t in workload.threads if t > workload.per_node * clients]
+        if over:
+            raise WorkloadError(
+                [
+                    workload.problem(
+                        "per_node",
+                        f"{at_threads(over)} the tasks, {workload.per_node} per client, need more clients than "
+                        f"the {clients} of {system.name} ({workload.clients_needed(over[0], clients)} at {over[0]}; "
+                        "mpirun refuses more ranks than its mapping places); raise the tasks per client or lower "
+                        "the thread counts",
                     )
                 ]
             )

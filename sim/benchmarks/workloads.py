@@ -62,6 +62,8 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
         keys = ["gpfs_pagepool_client"]
     elif message.startswith("segments"):
         keys = ["segments"]
+    elif message.startswith("per_node"):
+        keys = ["per_node", "placement"]
     elif "thread" in message:
         keys = ["threads"]
     elif "operation" in message or " runs " in message:

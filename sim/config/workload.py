@@ -87,11 +87,55 @@ class _Located(Model):
 
 #: Where the threads run: ``round_robin`` deals them over every client in file order (IOzone's
 #: ``-+m`` host list, ``mpirun --map-by node``); ``one_client`` puts them all on the first client
-#: (IOzone without ``-+m`` forks its threads on its own node).
-Placement = Literal["round_robin", "one_client"]
+#: (IOzone without ``-+m`` forks its threads on its own node); ``per_node`` fills the clients in
+#: file order with ``per_node`` threads each (``mpirun -npernode N``, ``--map-by ppr:N:node``).
+Placement = Literal["round_robin", "one_client", "per_node"]
 
 
-class Workload(_Located):
+class _Placed(_Located):
+    """Where a workload's threads run: which client each thread is on, and which of that client's
+    threads it is (the order its HCAs are dealt in)."""
+
+    placement: Placement = "round_robin"
+    per_node: Count | None = None
+
+    @model_validator(mode="after")
+    def _per_node_given(self) -> _Placed:
+        if (self.placement == "per_node") != (self.per_node is not None):
+            # Located at per_node when it is given (with another placement), else at placement.
+            raise MdtestKeyError(
+                "per_node" if self.per_node is not None else "placement",
+                "per_node (threads per client) goes with placement: per_node, and placement: per_node needs it",
+            )
+        return self
+
+    def placed(self, thread: int, clients: int) -> tuple[int, int]:
+        """(index of the client ``thread`` runs on, index of the thread among that client's threads)
+        for ``clients`` client nodes."""
+        if self.placement == "one_client":
+            return 0, thread
+        if self.per_node is not None:
+            return thread // self.per_node, thread % self.per_node
+        return thread % clients, thread // clients
+
+    def clients_needed(self, threads: int, clients: int) -> int:
+        """Client nodes ``threads`` threads occupy (for ``per_node``, possibly more than there are)."""
+        if self.placement == "one_client":
+            return 1
+        if self.per_node is not None:
+            return -(-threads // self.per_node)
+        return min(threads, clients)
+
+    def most_on_a_client(self, threads: int, clients: int) -> int:
+        """Threads on the busiest client node."""
+        if self.placement == "one_client":
+            return threads
+        if self.per_node is not None:
+            return min(threads, self.per_node)
+        return -(-threads // clients)
+
+
+class Workload(_Placed):
     """One benchmark definition; ``threads`` is the sweep of thread (or MPI task) counts.
 
     Sizes: give ``file_size`` (bytes per thread, IOzone ``-s`` / IOR ``-b`` x ``-s``) or
@@ -122,7 +166,6 @@ class Workload(_Located):
     aggregate_size: Size | None = None
     max_file_size: Size | None = None
     threads: list[ThreadCount] = Field(min_length=1)
-    placement: Placement = "round_robin"
     segments: Count = 1
     stripe: StripeOverride | None = None
     gpfs_pagepool_client: Size | None = None
@@ -286,14 +329,15 @@ def _tree_dirs(branching: int, depth: int, *, leaves_only: bool = False) -> int:
 MAX_TREE_DIRS = 1 << 21
 
 
-class MdtestWorkload(_Located):
+class MdtestWorkload(_Placed):
     """An mdtest run on files: each task creates, stats, reads and removes its files, phase by phase.
 
     Fields and the mdtest flags they stand for:
 
     * ``ops``: the phases run, in mdtest's order create, stat, read, remove (``-C -T -E -r``; all four
       when none of them is given).
-    * ``threads``: the MPI task counts swept; ``placement: round_robin`` is ``mpirun --map-by node``.
+    * ``threads``: the MPI task counts swept; ``placement: round_robin`` is ``mpirun --map-by node``,
+      ``placement: per_node`` with ``per_node: N`` is ``mpirun -npernode N``.
     * ``files_only`` (``-F``): only file phases. When false mdtest first runs its directory phases
       (``dir_create``, ``dir_stat``, ``dir_remove`` for the selected create, stat and remove), then
       the file phases; ``dirs_only`` (``-D``) runs the directory phases alone.
@@ -326,7 +370,7 @@ class MdtestWorkload(_Located):
     command: Text | None = None
     ops: list[MdtestOp] = Field(default_factory=lambda: list(MDTEST_PHASES), min_length=1)
     threads: list[ThreadCount] = Field(min_length=1)
-    placement: Literal["round_robin"] = "round_robin"
+    placement: Literal["round_robin", "per_node"] = "round_robin"
     files_only: Flag
     dirs_only: Flag = False
     unique_dir: Flag

@@ -72,25 +72,31 @@ class RunContext:
 
     @cached_property
     def placed_clients(self) -> list[str]:
-        """The client nodes the threads are dealt to, in order: every client (placement
-        ``round_robin``) or the first one only (``one_client``)."""
+        """The client nodes that run at least one thread, in file order."""
         clients = self.system.clients
-        return clients[:1] if self.workload.placement == "one_client" else list(clients)
+        return list(clients[: self.workload.clients_needed(self.threads, len(clients))])
+
+    @cached_property
+    def _counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for thread in range(self.threads):
+            client = self.client_of(thread)
+            counts[client] = counts.get(client, 0) + 1
+        return counts
 
     def client_of(self, thread: int) -> str:
-        """Round-robin placement of benchmark threads over the placed client nodes, in file order."""
-        clients = self.placed_clients
-        return clients[thread % len(clients)]
+        """The client node ``thread`` runs on, by the workload's placement (round robin over every
+        client, all on the first, or ``per_node`` at a time), clients in file order."""
+        clients = self.system.clients
+        return clients[self.workload.placed(thread, len(clients))[0]]
 
     def client_hca(self, thread: int, server_hcas: tuple[str, ...]) -> str:
         """The client HCA that carries ``thread``'s traffic to a service listening on ``server_hcas``:
         a client's threads (its 1st, 2nd, ... in placement order) are dealt to its HCAs in turn."""
-        clients = self.placed_clients
-        return self.platform.pick_client_hca(clients[thread % len(clients)], server_hcas, thread // len(clients))
+        clients = self.system.clients
+        client, index = self.workload.placed(thread, len(clients))
+        return self.platform.pick_client_hca(clients[client], server_hcas, index)
 
     def threads_on(self, client: str) -> int:
         """How many threads share a client node (none on a client the placement leaves out)."""
-        clients = self.placed_clients
-        if client not in clients:
-            return 0
-        return len(range(clients.index(client), self.threads, len(clients)))
+        return self._counts.get(client, 0)

@@ -94,7 +94,7 @@ class GpfsMetadataModel(MetadataModelBase):
         self.data_size = self.full_blocks * fs.block_size + self.tail_size
         assert self.in_inode or self.data_nsds, f"{system.name}: no data NSDs for file data"
         # Reads of data the node wrote: pagepool hits while its small files fit.
-        files_per_node = workload.total_items(ctx.threads) / max(min(len(ctx.placed_clients), ctx.threads), 1)
+        files_per_node = workload.total_items(ctx.threads) / len(ctx.placed_clients)
         footprint = files_per_node * self.data_size
         self.hit = 1.0 if footprint <= 0 else min(1.0, fs.pagepool.client / footprint)
         self.cursor: dict[str, list[float]] = {}  # client -> [nsd index, block base, subblock index]

@@ -58,6 +58,8 @@ def render_run(result: RunResult, console: Console) -> None:
         title = f"{result.system.name}: {workload.name} ({workload.benchmark})"
         if workload.placement == "one_client":
             title += f", every thread on {result.system.clients[0]}"
+        elif workload.per_node is not None:
+            title += f", {workload.per_node} per client"
         table = Table(title=title)
         points = [p for op in workload.point_ops for p in result.curve(workload.name, op)]
         last_task = any(p.last_task_factor is not None for p in points)

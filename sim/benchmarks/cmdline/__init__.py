@@ -16,7 +16,8 @@ A value may be glued to its flag (``-r16m``, ``-t16m``, ``-I1024``) or, for IOR 
 IOR 3.3 and mdtest read only the first letter of a bundle such as ``-wr`` (older IOR read every
 letter), so their bundles are refused rather than guessed.
 
-Launcher: ``mpirun``/``mpiexec`` with ``-np``, ``--map-by node``, host files, ``--mca``, ``-x``,
+Launcher: ``mpirun``/``mpiexec`` with ``-np``, ``--map-by node`` or ``ppr:N:node``, ``-npernode``
+(``-N``, ``-ppn``), host files, ``--mca``, ``-x``,
 ``--prefix``, ``--oversubscribe`` and ``--allow-run-as-root``. The Dell documents print some of these
 with an en dash. ``\u2013-allow-run-as-root`` is read as ``--allow-run-as-root`` (it has no effect on
 the I/O either way). A lone en dash in front of an option (``\u2013map-by node`` in the PixStor

@@ -130,6 +130,7 @@ def make_workload(
     threads: int,
     placement: str = "round_robin",
     segments: int = 1,
+    per_node: int | None = None,
 ) -> Workload:
     """The IOzone or IOR workload one command line runs: one thread count, threads placed round robin
     (IOzone's ``-+m`` list and ``mpirun --map-by node`` as the documents use them) or, for IOzone
@@ -146,7 +147,8 @@ def make_workload(
         "fsync": fsync,
         "file_size": f"{file_size} B",
         "threads": [threads],
-        "placement": placement,
+        "placement": "per_node" if per_node is not None else placement,
+        "per_node": per_node,
         "segments": segments,
     }
     try:

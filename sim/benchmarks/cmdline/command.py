@@ -32,10 +32,10 @@ def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
     if is_program(program, "iozone"):
         return parse_iozone(tokens, text, name)
     if program in ("mpirun", "mpiexec") or is_program(program, "mpirun") or is_program(program, "mpiexec"):
-        tasks, start = parse_launcher(tokens)
+        tasks, start, per_node = parse_launcher(tokens)
         if is_program(tokens[start], "mdtest"):
-            return parse_mdtest(tokens[start + 1 :], text, name, tasks)
-        return parse_ior(tokens[start + 1 :], text, name, tasks)
+            return parse_mdtest(tokens[start + 1 :], text, name, tasks, per_node)
+        return parse_ior(tokens[start + 1 :], text, name, tasks, per_node)
     if is_program(program, "ior"):
         fail("-np", "IOR needs an MPI launcher with the task count: mpirun -np N ior ...")
     if is_program(program, "mdtest"):
@@ -51,9 +51,9 @@ def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
 
 #: Settings a workload file's ``command:`` must agree with. Thread counts and sizes are left out:
 #: they vary over the sweep, and the command gives them as shell variables.
-_SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement", "segments")
+_SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement", "per_node", "segments")
 _MDTEST_SETTINGS = (
-    *("benchmark", "placement", "files_only", "dirs_only", "unique_dir", "depth", "leaf_only"),
+    *("benchmark", "placement", "per_node", "files_only", "dirs_only", "unique_dir", "depth", "leaf_only"),
     *("items_per_dir", "write_bytes", "read_bytes", "sync", "iterations"),
 )
 
@@ -167,9 +167,12 @@ _OPTION_OF = {
     "iozone": {"fsync": "-e", "direct_io": "-I", "file_size": "-s", "record_size": "-r", "threads": "-t"},
     "ior": {
         **{"fsync": "-e", "direct_io": "-B", "file_size": "-b", "record_size": "-t", "threads": "-np"},
-        "segments": "-s",
+        **{"segments": "-s", "per_node": "-npernode"},
     },
-    "mdtest": {"threads": "-np", "items": "-n", "items_per_dir": "-I", "write_bytes": "-w", "read_bytes": "-e"},
+    "mdtest": {
+        **{"threads": "-np", "items": "-n", "items_per_dir": "-I", "write_bytes": "-w", "read_bytes": "-e"},
+        "per_node": "-npernode",
+    },
 }
 
 

@@ -73,7 +73,7 @@ def _split_ior(token: str) -> tuple[str, str | None]:
     return token, None
 
 
-def parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
+def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int | None = None) -> Workload:
     cursor = Cursor(tokens)
     write = read = direct = fsync = per_process = False
     direct_by: dict[bool, str] = {}  # the O_DIRECT settings given, and by which flag
@@ -152,4 +152,5 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int) -> Workload:
         file_size=block * segments,
         threads=tasks,
         segments=segments,
+        per_node=per_node,
     )

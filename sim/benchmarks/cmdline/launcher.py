@@ -1,41 +1,87 @@
-"""The MPI launcher in front of IOR and mdtest (``mpirun -np 64 --map-by node ...``): the task count."""
+"""The MPI launcher in front of IOR and mdtest (``mpirun -np 64 --map-by node ...``): the task count
+and where the tasks run.
+
+Placement: ``--map-by node`` (``-bynode``) deals the ranks round robin over the nodes, as the Dell
+documents run them; ``-npernode N`` (Open MPI; also ``--npernode``, ``-N`` and ``--map-by
+ppr:N:node``) and ``-ppn N`` (MPICH, Intel MPI) put N consecutive ranks on each node in turn. With
+none of them, pfssim deals the ranks round robin, which is what the documents' host files do; the
+launchers' own default fills each node's slots from the host file first, which pfssim cannot
+know, so a mapping by slot, core or socket is refused with the options that say it.
+"""
 
 from __future__ import annotations
 
-from sim.benchmarks.cmdline._words import Cursor, fail, is_program, thread_count
+import re
+from typing import NamedTuple
+
+from sim.benchmarks.cmdline._words import Cursor, fail, is_program, thread_count, whole_number
 
 LAUNCHER_NO_EFFECT = {
     "--allow-run-as-root": "lets MPI run as root; no effect on the I/O",
     "--oversubscribe": "allows more tasks than cores; no effect on the modelled I/O",
 }
+_HOSTS = "host list; pfssim places tasks over the topology's clients, round robin unless -npernode says how many each"
 LAUNCHER_NO_EFFECT_WITH_VALUE = {
-    "-machinefile": "host list; pfssim places tasks round robin over the topology's clients",
-    "--machinefile": "host list; pfssim places tasks round robin over the topology's clients",
-    "-hostfile": "host list; pfssim places tasks round robin over the topology's clients",
-    "--hostfile": "host list; pfssim places tasks round robin over the topology's clients",
+    "-machinefile": _HOSTS,
+    "--machinefile": _HOSTS,
+    "-hostfile": _HOSTS,
+    "--hostfile": _HOSTS,
     "--prefix": "Open MPI installation path; no effect on the I/O",
     "-x": "exports an environment variable to the tasks; no effect on the modelled I/O",
 }
 LAUNCHER_NP = ("-np", "-n", "--np")
+#: Ranks per node, filled node by node: Open MPI's -npernode / -N, MPICH's and Intel MPI's -ppn.
+LAUNCHER_PER_NODE = ("-npernode", "--npernode", "-N", "-ppn")
+
+
+class Launch(NamedTuple):
+    """What the launcher's options say: the task count, where the program's own options start,
+    and the ranks per node (None: round robin over the nodes)."""
+
+    tasks: int
+    start: int
+    per_node: int | None
+
+
 # The Dell documents print '--allow-run-as-root' with an en dash as its first character.
 _LAUNCHER_ALIASES = {"\u2013-allow-run-as-root": "--allow-run-as-root"}
 
 
-def parse_launcher(tokens: list[str]) -> tuple[int, int]:
-    """Read ``mpirun``/``mpiexec`` options; returns (task count, index of the ior or mdtest executable)."""
+def parse_launcher(tokens: list[str]) -> Launch:
+    """Read ``mpirun``/``mpiexec`` options up to the ior or mdtest executable."""
     cursor = Cursor(tokens[1:])
     tasks: int | None = None
+    mapped: str | None = None  # the option that set the placement
+    per_node: int | None = None
+
+    def mapping(flag: str, ranks: int | None) -> None:
+        nonlocal mapped, per_node
+        if mapped is not None:
+            fail(flag, f"the placement is given twice ({mapped} and {flag}); give one")
+        mapped, per_node = flag, ranks
+
     while (token := cursor.next()) is not None:
         flag = _LAUNCHER_ALIASES.get(token, token)
         if flag in LAUNCHER_NP:
             tasks = thread_count(flag, cursor.once("-np", cursor.value(flag, None, "the number of MPI tasks")))
+        elif flag in LAUNCHER_PER_NODE:
+            mapping(flag, whole_number(flag, cursor.value(flag, None, "the number of tasks per node")))
+        elif flag in ("-bynode", "--bynode"):
+            mapping(flag, None)
         elif flag == "--map-by":
-            mapping = cursor.value(flag, None, "a mapping")
-            if mapping != "node":
+            policy = cursor.value(flag, None, "a mapping")
+            ppr = re.fullmatch(r"ppr:(\d+):node", policy)
+            if policy == "node":
+                mapping(flag, None)
+            elif ppr is not None:
+                mapping(flag, whole_number(flag, ppr.group(1)))
+            else:
                 fail(
                     flag,
-                    f"--map-by {mapping} is not modelled: pfssim places tasks round robin over the "
-                    "clients, as --map-by node does",
+                    f"--map-by {policy} is not modelled: a mapping by slot, core or socket fills each node's "
+                    "slots (from the host file) before the next, which pfssim cannot know; say how many tasks "
+                    "each client runs with -npernode N (or --map-by ppr:N:node), or deal them round robin "
+                    "with --map-by node",
                 )
         elif flag == "--mca":
             cursor.value(flag, None, "a parameter name and a value")
@@ -51,7 +97,7 @@ def parse_launcher(tokens: list[str]) -> tuple[int, int]:
                     "-np",
                     f"{tokens[0]} has no -np: give the number of MPI tasks, e.g. {tokens[0]} -np 64 {program} ...",
                 )
-            return tasks, cursor.position
+            return Launch(tasks, cursor.position, per_node)
         elif flag.startswith("\u2013"):
             fail(
                 flag,
@@ -61,7 +107,8 @@ def parse_launcher(tokens: list[str]) -> tuple[int, int]:
         elif flag.startswith("-"):
             fail(
                 flag,
-                f"unsupported {tokens[0]} flag {flag} (pfssim reads -np/-n, --map-by node, host files, "
+                f"unsupported {tokens[0]} flag {flag} (pfssim reads -np/-n, --map-by node or ppr:N:node, "
+                "-npernode/-N/-ppn, host files, "
                 "--mca, -x, --prefix, --allow-run-as-root and --oversubscribe)",
             )
         elif is_program(token, "iozone"):

@@ -100,7 +100,7 @@ def _split_mdtest(token: str) -> tuple[str, str | None]:
     return token, None
 
 
-def parse_mdtest(tokens: list[str], text: str, name: str, tasks: int) -> MdtestWorkload:
+def parse_mdtest(tokens: list[str], text: str, name: str, tasks: int, per_node: int | None = None) -> MdtestWorkload:
     cursor = Cursor(tokens)
     phases: set[str] = set()
     fields: dict[str, Any] = {
@@ -169,7 +169,8 @@ def parse_mdtest(tokens: list[str], text: str, name: str, tasks: int) -> MdtestW
             "command": text,
             "ops": ops,
             "threads": [tasks],
-            "placement": "round_robin",
+            "placement": "round_robin" if per_node is None else "per_node",
+            "per_node": per_node,
             **fields,
             "write_bytes": f"{write_bytes} B",
             "read_bytes": f"{read_bytes} B",
