@@ -127,6 +127,17 @@ _PARAMETERS += [
         "(research notes 1.4) updated in one block",
     ),
     Parameter(
+        "beegfs_mdt_bytes_per_file",
+        500e9 / 150e6,
+        "B",
+        "metadata-target capacity one BeeGFS file takes (its dentry and inlined inode on ext4); a "
+        "directory takes four times as much (two directories and two metadata files)",
+        "BeeGFS System Requirements, Disk Space Requirements (https://doc.beegfs.io/latest/system_design/"
+        "system_requirements.html): '500GB of metadata capacity are sufficient for about 150 million files' "
+        "with ext4 formatted as the Metadata Node Tuning guide recommends; 'for every directory that a user "
+        "creates, two directories and two metadata files are created'",
+    ),
+    Parameter(
         "gpfs_node_meta_call_s",
         3.85e-6,
         "s",

@@ -10,7 +10,8 @@ from sim.benchmarks.cmdline import MDTEST_NO_EFFECT, MDTEST_NO_EFFECT_WITH_VALUE
 from sim.benchmarks.workloads import find_workload, is_workload_file, load_workload
 from sim.config.workload import MdtestWorkload, Workload
 from sim.errors import WorkloadError
-from tests.conftest import ROOT
+from sim.topology.build import load_system
+from tests.conftest import ROOT, run_cli
 
 MDTEST_FILES = ["mdtest-pixstor-empty", "mdtest-pixstor-4k", "mdtest-beegfs-hp", "mdtest-beegfs-hc"]
 POWERS = [2**k for k in range(11)]  # 1 .. 1024
@@ -322,3 +323,27 @@ def test_files_per_task_must_be_given(tmp_path: Path) -> None:
         load_workload(file)
     (problem,) = info.value.problems
     assert problem.file == str(file) and "items_per_dir (-I), items (-n), or total_files" in problem.message
+
+
+def test_files_beyond_the_metadata_capacity_are_refused() -> None:
+    # beegfs-hdr100: 19.2 TB of metadata targets at 500 GB per 150 million files (BeeGFS's rule of
+    # thumb) hold 5.76e9 files. Two tasks with a directory each (4 entries per directory) and 2.8e9
+    # files each fit; 2.9e9 each do not, and the refusal names -n.
+    from sim.benchmarks.runnable import check_runnable
+    from sim.topology.capacity import capacity
+
+    system = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    room, bound = capacity(system).metadata_files, capacity(system).metadata_basis
+    assert room == pytest.approx(19.2e12 / (500e9 / 150e6), rel=1e-9) and "19.2 TB" in bound
+    check_runnable(system, parse_command("mpirun -np 2 mdtest -F -u -n 2800000000 -d /x"))
+    with pytest.raises(WorkloadError) as info:
+        check_runnable(system, parse_command("mpirun -np 2 mdtest -F -u -n 2900000000 -d /x"))
+    (problem,) = info.value.problems
+    assert problem.path == "items" and "5.8e+09 metadata entries" in problem.message
+    result = run_cli(
+        "run",
+        str(ROOT / "topologies" / "beegfs-hdr100.yaml"),
+        "--cmd",
+        "mpirun -np 2 mdtest -F -n 99999999999999999999999",
+    )
+    assert result.code == 2 and "--cmd -n:" in result.stderr and "metadata entries" in result.stderr

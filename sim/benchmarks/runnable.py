@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sim.config.system import GpfsSpec
+from sim.config.system import BeeGFSSpec, GpfsSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, at_threads
 from sim.errors import PfssimError, Problem, WorkloadError
 from sim.topology.capacity import capacity
@@ -91,6 +91,35 @@ def _check_shared_blocks(workload: Workload, fs: GpfsSpec) -> None:
         )
 
 
+def _check_metadata_room(system: System, workload: MdtestWorkload) -> None:
+    """Refuse an mdtest run whose files and directories need more inodes than the metadata holds."""
+    if not system.storage_targets:
+        return
+    cap = capacity(system)
+    room, bound = cap.metadata_files, cap.metadata_basis
+    # A BeeGFS directory is two directories and two metadata files; a GPFS directory one inode.
+    per_dir = 4 if isinstance(system.spec.filesystem, BeeGFSSpec) else 1
+
+    def needed(threads: int) -> int:
+        trees = threads if workload.unique_dir else 1
+        return workload.total_items(threads) + per_dir * trees * workload.tree_dirs(threads)
+
+    threads = max(workload.threads, key=needed)
+    if needed(threads) > room:
+        key = "total_files" if workload.total_files is not None else "items" if workload.items else "items_per_dir"
+        raise WorkloadError(
+            [
+                workload.problem(
+                    key,
+                    f"{at_threads([threads])} the files and directories of {workload.name} need "
+                    f"{needed(threads):.4g} metadata entries (a directory counts as {per_dir}), more than the "
+                    f"{room:.4g} {system.name} holds ({bound}); "
+                    "lower the files per task or directory, or the thread counts",
+                )
+            ]
+        )
+
+
 def check_all_runnable(system: System, workloads: Sequence[AnyWorkload]) -> None:
     """:func:`check_runnable` for every workload, raising one error that lists every refusal."""
     problems: list[Problem] = []
@@ -165,6 +194,8 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                     )
                 ]
             )
+    if isinstance(workload, MdtestWorkload):
+        _check_metadata_room(system, workload)
     if isinstance(workload, Workload):
         kind = system.spec.filesystem.kind
         if workload.stripe is not None and kind != "beegfs":

@@ -45,6 +45,7 @@ def render_summary(summary: Summary, console: Console) -> None:
         f"{format_decimal_bytes(cap.usable_B)}  ({format_quantity(cap.usable_B, Dimension.SIZE)})",
     )
     capacity.add_row("file-system efficiency", f"{cap.efficiency:g}")
+    capacity.add_row("files the metadata holds", f"{cap.metadata_files:.3g}  ({cap.metadata_basis})")
 
     bounds = Table(title="Hardware ceiling (max-flow, clients -> storage targets)")
     bounds.add_column("op")

@@ -75,6 +75,7 @@ class Summary:
                 "raw_bytes": self.capacity.raw_B,
                 "usable_bytes": self.capacity.usable_B,
                 "filesystem_efficiency": self.capacity.efficiency,
+                "metadata_files": self.capacity.metadata_files,
             },
             "bounds": {
                 "read_Bps": self.read.Bps,
