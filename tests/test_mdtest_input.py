@@ -116,7 +116,7 @@ def test_file_commands_match_the_fields_at_every_thread_count(name: str) -> None
         assert parsed.branching == workload.branching_for(threads)
         assert parsed.items_per_task(threads) == workload.items_per_task(threads)
         same = ["ops", "files_only", "unique_dir", "depth", "leaf_only", "items_per_dir", "write_bytes"]
-        same += ["read_bytes", "sync", "iterations", "placement"]
+        same += ["read_bytes", "sync", "iterations", "placement", "stride"]
         assert {k: getattr(parsed, k) for k in same} == {k: getattr(workload, k) for k in same}
 
 
@@ -160,6 +160,10 @@ def test_items_per_task_spread_over_the_tree() -> None:
     assert _mdtest("mpirun -np 2 mdtest -F -I 5 -z 3").items_per_task(2) == 20
 
 
+def test_stride_is_read_from_n() -> None:
+    assert (_mdtest(f"{BASE} -N 4").stride, _mdtest(BASE).stride, _mdtest(f"{BASE} -N0").stride) == (4, 0, 0)
+
+
 def test_accepted_flags_say_why_and_change_nothing() -> None:
     assert all(reason.strip() for table in (MDTEST_NO_EFFECT, MDTEST_NO_EFFECT_WITH_VALUE) for reason in table.values())
     base = _mdtest(BASE).model_dump(exclude={"command"})
@@ -178,7 +182,7 @@ def test_accepted_flags_say_why_and_change_nothing() -> None:
         (f"{BASE} -R", "-R", "random order"),
         (f"{BASE} -W 30", "-W", "stonewall"),
         (f"{BASE} -Y", "-Y", "syncs the whole client"),
-        (f"{BASE} -N 1", "-N", "1 rank away"),
+        (f"{BASE} -N x", "-N", "cannot read 'x'"),
         (f"{BASE} -S", "-S", "shared file"),
         (f"{BASE} -f 1 -l 8", "-f", "one command per task count"),
         (f"{BASE} -uL", "-uL", "give each flag on its own"),

@@ -24,7 +24,13 @@ QUICK = Precision(min_batches=5, max_batches=10)
 
 
 def _mdtest(
-    write: str = "0 B", unique: bool = True, threads: int = 1, *, flat: bool = False, items: int = 256
+    write: str = "0 B",
+    unique: bool = True,
+    threads: int = 1,
+    *,
+    flat: bool = False,
+    items: int = 256,
+    stride: int = 0,
 ) -> MdtestWorkload:
     """Files only, 4 leaf directories (or, ``flat``, the top directory alone) of ``items`` files."""
     return MdtestWorkload(
@@ -41,6 +47,7 @@ def _mdtest(
         items_per_dir=items,
         write_bytes=write,
         read_bytes=write,
+        stride=stride,
     )
 
 
@@ -456,3 +463,53 @@ def test_gpfs_metadata_replicas_go_to_different_nsds() -> None:
         model._inode_write(0, stream)
         env.run()
         assert len(written) == 2 and written[0] != written[1]
+
+
+def test_gpfs_stat_of_another_nodes_file_by_hand() -> None:
+    """mdtest -N 1 with two tasks on two nodes: each stats the other's files. The inode token is on
+    the other node (revoke and grant, four message latencies) and the inode is read from one
+    metadata NSD: two latencies, the NSD server's CPU, the ME4024 controller's read command,
+    the SSD (its 1 / read IOPS floor and access latency) and the controller's read path; then the
+    node's cached call as without -N."""
+    system = load_system(PIXSTOR)
+    controller = system.components["me4024-0.ctrlA"]
+    iops_read = system.enclosure_iops["me4024-0"][0] / 2  # per controller
+    ssd = system.drive_parts["me4024-0.drive0"]
+    inode = 4096.0
+    media = max(inode / ssd.seq_read, 1 / ssd.rand_read_iops) + ssd.read_latency
+    read = 2 * value("network_latency_s") + value("gpfs_nsd_block_cpu_s") + 1 / iops_read + media
+    read += inode / (controller.read_Bps or 1)
+    seconds = 4 * value("network_latency_s") + read + value("gpfs_node_meta_call_s")
+    workload = _mdtest(threads=2, stride=1)
+    point = run_point(system, workload, "stat", 2, seed=5, precision=TIGHT, whole_phase=False)
+    assert point.value == pytest.approx(2 / seconds, rel=0.03)
+    own = run_point(system, _mdtest(threads=2), "stat", 2, seed=5, precision=TIGHT, whole_phase=False)
+    assert own.value > 50 * point.value  # cached calls only
+
+
+@pytest.mark.parametrize("op", ["stat", "read", "remove"])
+def test_gpfs_stride_to_a_task_on_the_same_node_changes_nothing(op: str) -> None:
+    """32 tasks dealt over 16 nodes: task t and t + 16 share a node, so -N 16 works on files this
+    node made, as -N 0 does: the same numbers. A task alone (-N 1 with one task) is its own
+    stride target."""
+    system = load_system(PIXSTOR)
+    base = run_point(system, _mdtest(threads=32), op, 32, seed=3, precision=QUICK, whole_phase=False)
+    same = run_point(system, _mdtest(threads=32, stride=16), op, 32, seed=3, precision=QUICK, whole_phase=False)
+    assert same.value == base.value
+    alone = run_point(system, _mdtest(stride=1), op, 1, seed=3, precision=QUICK, whole_phase=False)
+    assert alone.value == run_point(system, _mdtest(), op, 1, seed=3, precision=QUICK, whole_phase=False).value
+
+
+def test_gpfs_stride_to_other_nodes_is_bound_by_metadata_reads() -> None:
+    """64 tasks over 16 nodes with -N 1: every stat reads an inode from the ME4024, whose read
+    command rate then bounds the phase, far below the cached calls' millions; removes also take
+    the other node's directory and inode tokens, so they are slower than without -N."""
+    system = load_system(PIXSTOR)
+    runs = {
+        (op, n): run_point(system, _mdtest(threads=64, stride=n), op, 64, seed=3, precision=QUICK)
+        for op in ("stat", "remove")
+        for n in (0, 1)
+    }
+    assert runs["stat", 1].value < 0.1 * runs["stat", 0].value
+    assert runs["stat", 1].bottleneck.startswith("me4024-0.")
+    assert runs["remove", 1].value < 0.9 * runs["remove", 0].value

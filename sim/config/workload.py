@@ -360,6 +360,10 @@ class MdtestWorkload(_Placed):
     * ``sync`` (``-y``): fsync each file after writing it. mdtest attaches the sync to the write, so it
       does nothing when ``write_bytes`` is 0 (see :attr:`fsync_per_file`).
     * ``iterations`` (``-i``): times the whole test is repeated; the document's figures are over these.
+    * ``stride`` (``-N``): in the stat, read and remove phases (files and directories) each task
+      works on the items of the task ``stride`` ranks further on, not its own (0, the default: its
+      own). Benchmarkers set it to the ranks per node so that no node finds the items it works on
+      in its own cache.
     * ``total_files`` is not a mdtest flag: the number of files the document kept fixed (see above).
     """
 
@@ -384,6 +388,7 @@ class MdtestWorkload(_Placed):
     read_bytes: ByteCount = 0.0
     sync: Flag = False
     iterations: Count = 1
+    stride: Index = 0
 
     @model_validator(mode="after")
     def _consistent(self) -> MdtestWorkload:

@@ -12,6 +12,13 @@ itself, in its own cache, and writes the blocks to the metadata NSDs through the
 * stat and open/close are served from the node's cache: mdtest's tasks stat and read the files
   they created themselves (no ``-N`` stride), so the node still holds their tokens and inodes.
   This client-side caching is what lets stat reach millions of operations per second.
+* With ``-N`` a task works on the items another task created. When that task ran on another node,
+  the item's inode token is held there: stat, open, unlink, rmdir and a directory stat first take
+  the token (four message latencies: revoke and grant, as for a directory token) and read the
+  inode from a metadata NSD (one ``inode_size`` read of its first copy); its data is not in this
+  node's pagepool, so ``-e`` reads it from the data NSD (data in the inode came with it). An
+  unlink or rmdir in a directory another node created also takes that directory's token over, as
+  without ``-u``. Items of a task on the same node are cached as without ``-N``.
 * create and remove write the file's inode (``inode_size`` bytes) to a metadata NSD, replicated
   ``metadata_replicas`` times on distinct metadata NSDs spread over the list (standing in for
   failure groups), in parallel; each write is an
@@ -182,9 +189,22 @@ class GpfsMetadataModel(MetadataModelBase):
     def _call(self, client: str, stream: Stream) -> Event:
         return self.daemon[client].serve(stream.exponential(self.call_s))
 
-    def _take_directory(self, t: int, client: str, directory: tuple[int, int], stream: Stream) -> Generator:
-        """Without -u: move the directory's token to this node (one node at a time)."""
-        if self.holder.get(directory, client) == client:
+    def _inode_read(self, t: int, stream: Stream) -> Generator[Event, object, None]:
+        """An item another node created (mdtest -N): take its inode token (revoke and grant) and read
+        the inode from the first copy's metadata NSD."""
+        ctx = self.ctx
+        yield ctx.env.timeout(4 * ctx.platform.latency)
+        nsd = self.meta_nsds[stream.integer(len(self.meta_nsds))]
+        slots = max(int(ctx.platform.raids[nsd].capacity // self.inode), 1)
+        yield from self.paths.request(t, nsd, "read", stream.integer(slots) * self.inode, self.inode, stream)
+
+    def _take_directory(
+        self, t: int, client: str, directory: tuple[int, int], stream: Stream, first: str | None = None
+    ) -> Generator:
+        """Move the directory's token to this node (one node at a time): without -u, or with -N
+        in a directory another node made. ``first`` holds it until anyone takes it (this node by
+        default)."""
+        if self.holder.get(directory, first or client) == client:
             self.holder[directory] = client
             return
         lock = self.dir_lock.get(directory)
@@ -210,14 +230,23 @@ class GpfsMetadataModel(MetadataModelBase):
     ) -> Generator[Event, object, None]:
         env = self.ctx.env
         phase = self.walk.phase
+        # mdtest -N: the item was made on another node, which holds its token and inode.
+        maker = self.ctx.client_of(self.walk.owner(t)) if self.walk.stride else client
+        remote = maker != client
         if phase == "dir_stat":
+            if remote:
+                yield from self._inode_read(t, stream)
             yield self._call(client, stream)
         elif phase in ("dir_create", "dir_remove"):  # mkdir / rmdir: the directory's inode
-            if not self.walk.unique:
-                yield from self._take_directory(t, client, directory, stream)
+            if not self.walk.unique or remote:
+                yield from self._take_directory(t, client, directory, stream, maker)
+            if remote:
+                yield from self._inode_read(t, stream)
             yield self._call(client, stream)
             yield self._inode_write(t, stream)
         elif phase == "stat":
+            if remote:
+                yield from self._inode_read(t, stream)
             yield self._call(client, stream)
         elif phase == "create":
             if not self.walk.unique:
@@ -238,9 +267,12 @@ class GpfsMetadataModel(MetadataModelBase):
                         yield flushes[0] if len(flushes) == 1 else join(env, flushes)
             yield self._call(client, stream)  # close
         elif phase == "read":
+            if remote:
+                yield from self._inode_read(t, stream)
             yield self._call(client, stream)  # open
             if self.read_bytes > 0:
-                if self.in_inode or stream.uniform() < self.hit:  # read: a copy out of the pagepool
+                # In the inode (read with it), or in this node's pagepool if it wrote the file.
+                if self.in_inode or (not remote and stream.uniform() < self.hit):
                     yield env.timeout(self.read_bytes / self.memcpy)
                 else:
                     reads = [
@@ -250,7 +282,9 @@ class GpfsMetadataModel(MetadataModelBase):
                     yield reads[0] if len(reads) == 1 else join(env, reads)
             yield self._call(client, stream)  # close
         else:  # remove
-            if not self.walk.unique:
-                yield from self._take_directory(t, client, directory, stream)
+            if not self.walk.unique or remote:
+                yield from self._take_directory(t, client, directory, stream, maker)
+            if remote:
+                yield from self._inode_read(t, stream)
             yield self._call(client, stream)  # unlink
             yield self._inode_write(t, stream)

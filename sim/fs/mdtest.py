@@ -41,10 +41,17 @@ class MdtestWalk:
         self.dirs = workload.dirs_per_task(ctx.threads)
         self.per_dir = max(workload.files_per_dir(ctx.threads), 1)
         self.unique = workload.unique_dir
+        self.threads = ctx.threads
+        # mdtest -N: the phases after the creates work on the items of the task stride ranks on.
+        self.stride = 0 if self.phase in ("create", "dir_create") else workload.stride
+
+    def owner(self, task: int) -> int:
+        """The task that created the items ``task`` works on in this phase (itself without -N)."""
+        return (task + self.stride) % self.threads
 
     def directory(self, task: int, index: int) -> tuple[int, int]:
         """A directory's identity: (owning task, index); without ``-u`` every task shares task 0's tree."""
-        return (task if self.unique else 0, index)
+        return (self.owner(task) if self.unique else 0, index)
 
     def all_directories(self, threads: int) -> list[tuple[int, int]]:
         """Every directory that holds files, in the order mdtest creates them (task by task)."""

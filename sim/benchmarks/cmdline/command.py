@@ -54,7 +54,7 @@ def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
 _SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement", "per_node", "segments")
 _MDTEST_SETTINGS = (
     *("benchmark", "placement", "per_node", "files_only", "dirs_only", "unique_dir", "depth", "leaf_only"),
-    *("items_per_dir", "write_bytes", "read_bytes", "sync", "iterations"),
+    *("items_per_dir", "write_bytes", "read_bytes", "sync", "iterations", "stride"),
 )
 
 

@@ -49,7 +49,7 @@ _MDTEST_FLAGS = {"-v", *_MDTEST_PHASE_FLAGS, *_MDTEST_SWITCHES, *MDTEST_NO_EFFEC
 _MDTEST_VALUE_FLAGS = {"-a", "-b", "-e", "-i", "-I", "-n", "-N", "-w", "-z", *MDTEST_NO_EFFECT_WITH_VALUE}
 _MDTEST_MODELS = (
     "pfssim models mdtest's directory and file phases with -C/-T/-E/-r, -F or -D, -u, -b, -z, -L, -I or -n, "
-    "-w, -e, -y, -i and -N 0"
+    "-w, -e, -y, -i and -N"
 )
 #: YAML key of an :class:`MdtestWorkload` -> the mdtest flag an error about it is reported at.
 _MDTEST_KEY_FLAGS = {
@@ -65,6 +65,7 @@ _MDTEST_KEY_FLAGS = {
     "dirs_only": "-D",
     "ops": "-E",
     "sync": "-y",
+    "stride": "-N",
 }
 
 
@@ -119,14 +120,7 @@ def parse_mdtest(tokens: list[str], text: str, name: str, tasks: int, per_node: 
                 if value.upper() != "POSIX":
                     fail(flag, f"mdtest API {value} is not modelled; pfssim models -a POSIX (the default)")
             elif flag == "-N":
-                stride = _mdtest_number(flag, value, minimum=0)
-                if stride:
-                    fail(
-                        flag,
-                        f"-N {stride} makes each task stat, read and remove the files of the task "
-                        f"{stride} rank{'s' if stride > 1 else ''} away, to defeat the client cache; pfssim "
-                        "models every task on its own files (-N 0, mdtest's default)",
-                    )
+                fields["stride"] = _mdtest_number(flag, value, minimum=0)
             elif flag in ("-w", "-e"):
                 size = _mdtest_number(flag, value, minimum=0)
                 write_bytes, read_bytes = (size, read_bytes) if flag == "-w" else (write_bytes, size)
