@@ -132,3 +132,19 @@ def test_a_one_client_run_says_so_in_its_title() -> None:
     text = _render([_point(local, "random_read", 4, 20_000.0, "op/s")], [local])
     assert "local (iozone_random_nn), every thread on " in text
     assert "every thread on" not in _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s")], [RANDOM])
+
+
+def test_ior_opens_and_closes_get_a_column_once_they_show() -> None:
+    # 16 tasks x 1 MiB at 10 GB/s take 1.68 ms; 1 ms of opens and closes is 37.3% of 2.68 ms. At
+    # 0.1 us they are 0.006%, under the 0.5% a column needs.
+    ior = parse_command("mpirun -np 16 ior -w -B -F -t 1m -b 1m", name="small")
+    total = 16 * 2**20
+
+    def point(seconds: float) -> PointResult:
+        rate = total / (total / 10e9 + seconds)
+        return _point(ior, "write", 16, rate, "B/s", bytes_per_task=2**20, open_close_s=seconds, last_task_factor=1.0)
+
+    shown = _render([point(1e-3)], [ior])
+    assert "open/close" in shown and "-37.3%" in _row(shown, "write", "16")
+    assert "first open to the last close" in shown
+    assert "open/close" not in _render([point(1e-7)], [ior])

@@ -43,7 +43,7 @@ import simpy
 from sim.benchmarks.runnable import check_runnable
 from sim.benchmarks.straggler import last_task_interval
 from sim.config.system import BeeGFSSpec
-from sim.config.workload import AnyWorkload, MdtestWorkload
+from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
 from sim.engine.core import Environment, Pool, Station
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
@@ -121,6 +121,8 @@ class PointResult:
     bytes_moved: float = 0.0
     file_bytes: float | None = None  # mdtest: bytes written to each file (-w); None for data benchmarks
     last_task_factor: float | None = None  # IOR and steady-state mdtest: reported / aggregate rate
+    bytes_per_task: float = 0.0  # IOR: what each task moves (-b x -s)
+    open_close_s: float | None = None  # IOR: the tasks' opens and closes inside its timing
 
     @property
     def limit(self) -> str:
@@ -153,7 +155,17 @@ class PointResult:
             out["file_bytes"] = self.file_bytes
         if self.last_task_factor is not None:
             out["last_task_factor"] = self.last_task_factor
+        if self.open_close_s is not None:
+            out["open_close_seconds"] = self.open_close_s
         return out
+
+    @property
+    def open_close_share(self) -> float:
+        """The part of the benchmark's time its opens and closes take (0 when not modelled)."""
+        if not self.open_close_s or self.value <= 0 or self.unit != "B/s":
+            return 0.0
+        total = self.threads * self.bytes_per_task
+        return self.open_close_s / (total / self.value) if total > 0 else 0.0
 
 
 def scheduled_events(env: simpy.Environment) -> int:
@@ -187,6 +199,40 @@ def _model(ctx: RunContext):  # noqa: ANN202 - one of the four file-system model
 #: seeds derived from the master seed, and the interval comes from the spread of the repetitions.
 WHOLE_PHASE_ITEMS = 20_000
 WHOLE_PHASE_REPLICATIONS = 5
+
+
+def _open_close_seconds(system: System, workload: Workload, op: str, threads: int, seed: int) -> float:
+    """How long the tasks' opens and closes take, from IOR's first open to its last close.
+
+    IOR times them with the transfers (bw = bytes / (last close end - first open start)). They
+    are simulated as an mdtest phase, one file per task, all in IOR's one test directory, from a
+    barrier: a create (open with O_CREAT, then close) for the write phase of a file per task, an
+    open and a close for a read phase and for the tasks of a shared file (task 0's one create
+    among them is not told apart). The phase's wall time, its last task's end, is what they add.
+    """
+    one_node = workload.placement == "one_client"
+    files = MdtestWorkload(
+        name=f"{workload.name}.open-close",
+        title="IOR's opens and closes",
+        source=workload.source,
+        benchmark="mdtest",
+        ops=["create" if op == "write" and workload.benchmark == "ior_seq_nn" else "read"],
+        threads=[threads],
+        placement="per_node" if one_node or workload.per_node is not None else "round_robin",
+        per_node=threads if one_node else workload.per_node,
+        files_only=True,
+        unique_dir=False,
+        items_per_dir=1,
+    )
+    env = Environment()
+    streams = Streams(_replica_seed(seed, -1))
+    platform = Platform(env, system, streams)
+    ctx = RunContext(env, system, platform, streams, files, files.ops[0], threads, Meter(env, threads))
+    model = _model(ctx)
+    if files.ops[0] == "create":
+        model.prefill_caches()
+    env.run(until=model.start_phase(1))
+    return max(model.finish)
 
 
 def _replica_seed(seed: int, replica: int) -> int:
@@ -473,13 +519,19 @@ def run_point(
             work = workload.file_size_for(threads)  # bytes, as the meter counts them
         factor, factor_low, factor_high = last_task_interval(per_task, window, work)
     scale = factor if factor is not None else 1.0
+    open_close = None
+    if isinstance(workload, Workload) and workload.benchmark.startswith("ior") and estimate.mean * scale > 0:
+        # IOR's clock also runs through the opens and closes: total / (total / rate + their time).
+        open_close = _open_close_seconds(system, workload, op, threads, seed)
+        total = threads * workload.file_size_for(threads)
+        scale *= total / (total + open_close * estimate.mean * scale)
     ci_low, ci_high = estimate.low * scale, estimate.high * scale
     if factor is not None and estimate.mean > 0:
         # The factor's own interval (from the spread of a finite number of tasks) and the aggregate
         # rate's are independent estimates with small relative errors: their margins add in
         # quadrature. The stopping rule looked at the aggregate only, since a longer run does not
-        # narrow the factor's.
-        value = estimate.mean * factor
+        # narrow the factor's. (The opens and closes scale both sides alike.)
+        value = estimate.mean * scale
         ci_low = value * (1 - math.hypot(1 - estimate.low / estimate.mean, 1 - factor_low / factor))
         ci_high = value * (1 + math.hypot(estimate.high / estimate.mean - 1, factor_high / factor - 1))
     return PointResult(
@@ -506,6 +558,8 @@ def run_point(
         bytes_moved=(last.supplied - first.supplied) if supplied else (last.amount - first.amount),
         file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) and not op.startswith("dir_") else None,
         last_task_factor=factor,
+        bytes_per_task=workload.file_size_for(threads) if isinstance(workload, Workload) else 0.0,
+        open_close_s=open_close,
     )
 
 

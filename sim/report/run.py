@@ -52,6 +52,10 @@ def break_at_dots(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
+#: The smallest share of IOR's time spent opening and closing files that gets its own column.
+OPEN_CLOSE_SHOWN = 0.005
+
+
 def render_run(result: RunResult, console: Console) -> None:
     """Print one table per workload."""
     for workload in result.workloads:
@@ -63,6 +67,8 @@ def render_run(result: RunResult, console: Console) -> None:
         table = Table(title=title)
         points = [p for op in workload.point_ops for p in result.curve(workload.name, op)]
         last_task = any(p.last_task_factor is not None for p in points)
+        # IOR's opens and closes get a column once they cost any point 0.5% (less is within the usual interval).
+        open_close = any(p.open_close_share >= OPEN_CLOSE_SHOWN for p in points)
         rows: list[list[str]] = []
         for point in points:
             half = (point.ci_high - point.ci_low) / 2 / point.value if point.value else float("inf")
@@ -80,8 +86,11 @@ def render_run(result: RunResult, console: Console) -> None:
             if last_task:
                 factor = point.last_task_factor
                 row.append("" if factor is None else f"{factor - 1:+.1%}")
+            if open_close:
+                row.append(f"{-point.open_close_share:+.1%}")
             rows.append(row)
-        headers = ["op", "threads", "predicted", "95% CI", "bottleneck", "util."] + (["last task"] if last_task else [])
+        headers = ["op", "threads", "predicted", "95% CI", "bottleneck", "util."]
+        headers += (["last task"] if last_task else []) + (["open/close"] if open_close else [])
         # Part names are dotted paths without spaces: in a narrow console (80 columns when output is
         # not a terminal) they are broken after a dot, not folded mid-word.
         others = sum(max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers) if i != BOTTLENECK)
@@ -100,6 +109,11 @@ def render_run(result: RunResult, console: Console) -> None:
                 "last task: what the benchmark's own arithmetic costs against the aggregate rate "
                 "(every task moves the same amount; the last to finish sets the figure); the interval "
                 "includes this term's uncertainty, which a longer run does not narrow"
+            )
+        if open_close:
+            console.print(
+                "open/close: the part of IOR's time its tasks' opens and closes take (IOR's clock runs "
+                "from the first open to the last close; simulated as one file per task in one directory)"
             )
     if any(p.limit == "latency" for p in result.points):
         console.print(
