@@ -168,7 +168,7 @@ def test_ior_verbosity_repeats() -> None:
         ("iozone -i 0 -F a b -r 4k -s 1g -t 2", "-F", "put -t before -F"),
         ("iozone -i 0 -r 4k -s 1g -t 2 -+m", "-+m", "needs a host-list file"),
         ("mpirun -np 2 ior -w -Y -t 1m -b 1g", "-Y", "fsync after every write"),
-        ("mpirun -np 2 ior -w -z -t 1m -b 1g", "-z", "random offsets"),
+        ("mpirun -np 2 ior -w -zF -t 1m -b 1g", "-zF", "reads -zF as -z alone"),
         ("mpirun -np 2 ior -a MPIIO -w -t 1m -b 1g", "-a", "MPIIO"),
         ("mpirun -np 2 ior -w -D 30 -t 1m -b 1g", "-D", "unsupported flag -D"),
         ("mpirun -np 2 ior -w -t 3m -b 4m", "-b", "multiple of the transfer size"),

@@ -142,7 +142,7 @@ def test_ior_opens_and_closes_get_a_column_once_they_show() -> None:
 
     def point(seconds: float) -> PointResult:
         rate = total / (total / 10e9 + seconds)
-        return _point(ior, "write", 16, rate, "B/s", bytes_per_task=2**20, open_close_s=seconds, last_task_factor=1.0)
+        return _point(ior, "write", 16, rate, "B/s", work_per_task=2**20, open_close_s=seconds, last_task_factor=1.0)
 
     shown = _render([point(1e-3)], [ior])
     assert "open/close" in shown and "-37.3%" in _row(shown, "write", "16")

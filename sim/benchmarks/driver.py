@@ -121,7 +121,7 @@ class PointResult:
     bytes_moved: float = 0.0
     file_bytes: float | None = None  # mdtest: bytes written to each file (-w); None for data benchmarks
     last_task_factor: float | None = None  # IOR and steady-state mdtest: reported / aggregate rate
-    bytes_per_task: float = 0.0  # IOR: what each task moves (-b x -s)
+    work_per_task: float = 0.0  # IOR: what each task moves (-b x -s), in transfers with -z
     open_close_s: float | None = None  # IOR: the tasks' opens and closes inside its timing
 
     @property
@@ -162,9 +162,9 @@ class PointResult:
     @property
     def open_close_share(self) -> float:
         """The part of the benchmark's time its opens and closes take (0 when not modelled)."""
-        if not self.open_close_s or self.value <= 0 or self.unit != "B/s":
+        if not self.open_close_s or self.value <= 0:
             return 0.0
-        total = self.threads * self.bytes_per_task
+        total = self.threads * self.work_per_task
         return self.open_close_s / (total / self.value) if total > 0 else 0.0
 
 
@@ -201,6 +201,11 @@ WHOLE_PHASE_ITEMS = 20_000
 WHOLE_PHASE_REPLICATIONS = 5
 
 
+def _work_per_task(workload: Workload, threads: int, random: bool) -> float:
+    """What one IOR task has to do, in the unit its points count: bytes, or transfers with -z."""
+    return workload.file_size_for(threads) / (workload.record_size if random else 1.0)
+
+
 def _open_close_seconds(system: System, workload: Workload, op: str, threads: int, seed: int) -> float:
     """How long the tasks' opens and closes take, from IOR's first open to its last close.
 
@@ -216,7 +221,7 @@ def _open_close_seconds(system: System, workload: Workload, op: str, threads: in
         title="IOR's opens and closes",
         source=workload.source,
         benchmark="mdtest",
-        ops=["create" if op == "write" and workload.benchmark == "ior_seq_nn" else "read"],
+        ops=["create" if op.endswith("write") and not workload.shared_file else "read"],
         threads=[threads],
         placement="per_node" if one_node or workload.per_node is not None else "round_robin",
         per_node=threads if one_node else workload.per_node,
@@ -508,7 +513,7 @@ def run_point(
         behind = (last.amount - first.amount) / (last.supplied - first.supplied)
     utilization, bottleneck, pools = _utilization(platform, first.work, first.visits, window, behind, meter.consumers)
     factor = None
-    if mdtest or workload.benchmark in ("ior_seq_n1", "ior_seq_nn"):  # IOR -F reports the same way
+    if mdtest or workload.benchmark.startswith("ior"):  # IOR -F reports the same way
         after, before = (
             (last.supplied_per_task, first.supplied_per_task) if supplied else (last.per_task, first.per_task)
         )
@@ -516,14 +521,14 @@ def run_point(
         if isinstance(workload, MdtestWorkload):
             work = float(workload.items_per_task(threads))
         else:
-            work = workload.file_size_for(threads)  # bytes, as the meter counts them
+            work = _work_per_task(workload, threads, ctx.random)  # as the meter counts it
         factor, factor_low, factor_high = last_task_interval(per_task, window, work)
     scale = factor if factor is not None else 1.0
     open_close = None
     if isinstance(workload, Workload) and workload.benchmark.startswith("ior") and estimate.mean * scale > 0:
         # IOR's clock also runs through the opens and closes: total / (total / rate + their time).
         open_close = _open_close_seconds(system, workload, op, threads, seed)
-        total = threads * workload.file_size_for(threads)
+        total = threads * _work_per_task(workload, threads, ctx.random)
         scale *= total / (total + open_close * estimate.mean * scale)
     ci_low, ci_high = estimate.low * scale, estimate.high * scale
     if factor is not None and estimate.mean > 0:
@@ -558,7 +563,7 @@ def run_point(
         bytes_moved=(last.supplied - first.supplied) if supplied else (last.amount - first.amount),
         file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) and not op.startswith("dir_") else None,
         last_task_factor=factor,
-        bytes_per_task=workload.file_size_for(threads) if isinstance(workload, Workload) else 0.0,
+        work_per_task=_work_per_task(workload, threads, ctx.random) if isinstance(workload, Workload) else 0.0,
         open_close_s=open_close,
     )
 

@@ -71,7 +71,7 @@ def _check_shared_blocks(workload: Workload, fs: GpfsSpec) -> None:
     traffic between the nodes (false sharing), which pfssim does not model. O_DIRECT writes go to
     the disks record by record and are modelled.
     """
-    if workload.benchmark != "ior_seq_n1" or workload.segments == 1 or workload.direct_io:
+    if not workload.shared_file or workload.segments == 1 or workload.direct_io:
         return
     shared = [t for t in workload.threads if workload.block_for(t) % fs.block_size]
     if shared:

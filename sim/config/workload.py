@@ -20,9 +20,14 @@ from sim.errors import Problem, WorkloadError
 
 Op = Literal["write", "read", "random_write", "random_read"]
 #: The order IOzone runs its tests in (-i 0 write, -i 1 read; -i 2 random readers, then random
-#: writers, as its throughput report lists them) and IOR its phases (-w, then -r).
+#: writers, as its throughput report lists them) and IOR its phases (-w, then -r; with -z at
+#: random offsets).
 IO_OP_ORDER = ("write", "read", "random_read", "random_write")
-Benchmark = Literal["iozone_seq_nn", "iozone_random_nn", "ior_seq_n1", "ior_seq_nn"]
+IOR_OP_ORDER = ("write", "read", "random_write", "random_read")
+#: IOR with -z (random offsets) is ``ior_random_n1`` / ``ior_random_nn``; its points count
+#: transfers per second, as IOR's IOPS column does.
+Benchmark = Literal["iozone_seq_nn", "iozone_random_nn", "ior_seq_n1", "ior_seq_nn", "ior_random_n1", "ior_random_nn"]
+RANDOM_BENCHMARKS = ("iozone_random_nn", "ior_random_n1", "ior_random_nn")
 
 
 class StripeOverride(Model):
@@ -185,14 +190,15 @@ class Workload(_Placed):
         if (self.file_size is None) == (self.aggregate_size is None):
             raise ValueError("give exactly one of file_size (per thread) and aggregate_size")
         random = {"random_write", "random_read"}
-        if self.benchmark == "iozone_random_nn" and not set(self.ops) <= random:
-            raise ValueError("iozone_random_nn runs random_write / random_read only")
-        if self.benchmark != "iozone_random_nn" and set(self.ops) & random:
+        if self.benchmark in RANDOM_BENCHMARKS and not set(self.ops) <= random:
+            raise ValueError(f"{self.benchmark} runs random_write / random_read only")
+        if self.benchmark not in RANDOM_BENCHMARKS and set(self.ops) & random:
             raise ValueError(f"{self.benchmark} runs write / read only")
         if len(set(self.ops)) != len(self.ops):
             raise ValueError("an operation is listed twice")
-        if self.ops != sorted(self.ops, key=IO_OP_ORDER.index):
-            order = ", ".join(op for op in IO_OP_ORDER if op in self.ops)
+        ordering = IOR_OP_ORDER if self.benchmark.startswith("ior") else IO_OP_ORDER
+        if self.ops != sorted(self.ops, key=ordering.index):
+            order = ", ".join(op for op in ordering if op in self.ops)
             raise ValueError(f"list the operations in the order the benchmark runs them: {order}")
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
             raise ValueError("threads must be increasing and distinct")
@@ -258,6 +264,11 @@ class Workload(_Placed):
         if self.max_file_size is not None:
             size = min(size, self.max_file_size)
         return size
+
+    @property
+    def shared_file(self) -> bool:
+        """IOR without -F: every task works on one shared file."""
+        return self.benchmark in ("ior_seq_n1", "ior_random_n1")
 
     def block_for(self, threads: int) -> float:
         """IOR's ``-b`` at ``threads`` tasks: the bytes of one task in one segment."""

@@ -68,7 +68,7 @@ class BeeGFSModel:
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], Route] = {}
         self.file_size = self.workload.file_size_for(ctx.threads)
-        self.shared = self.workload.benchmark == "ior_seq_n1"
+        self.shared = self.workload.shared_file
         self.files = self._create_files()
         self.record = self.workload.record_size
         records = max(int(self.file_size // self.record), 1)
@@ -267,8 +267,11 @@ class BeeGFSModel:
         amount = 1.0 if ctx.random else record
         yield env.timeout(stream.uniform() * 1e-4)  # break lock-step start
         while True:
+            owner = t
             if ctx.random:
                 offset = stream.integer(records) * record
+                if self.shared:  # IOR -z on a shared file: a transfer anywhere in the file
+                    owner = stream.integer(ctx.threads)
             else:
                 offset = position
                 position = position + record if position + 2 * record <= self.file_size else 0.0
@@ -276,7 +279,7 @@ class BeeGFSModel:
             if client_cpu is not None:
                 yield client_cpu.serve(cpu_time)
                 cpu_time = 0.0
-            pieces = self._pieces(file_offset(t, offset, self.file_size), record)
+            pieces = self._pieces(file_offset(owner, offset, self.file_size), record)
             for first in range(0, len(pieces), self.num_targets):
                 batch = pieces[first : first + self.num_targets]
                 if len(batch) == 1:

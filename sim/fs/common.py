@@ -7,7 +7,7 @@ from functools import cached_property
 
 import simpy
 
-from sim.config.workload import AnyWorkload
+from sim.config.workload import AnyWorkload, Workload
 from sim.engine.core import Pool, Station
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
@@ -61,7 +61,7 @@ class RunContext:
         rank x block; with one segment, task t's share starts at t x share). A transfer never
         crosses a block, as IOR's -b is a multiple of its -t."""
         workload = self.workload
-        if workload.benchmark != "ior_seq_n1":
+        if not isinstance(workload, Workload) or not workload.shared_file:
             return position
         segments = workload.segments
         if segments == 1:

@@ -69,7 +69,7 @@ class GpfsModel:
         prefetch = int(value("gpfs_prefetch_threads"))
         self.io_threads = {c: ctx.platform.pool(f"{c}.prefetch-threads", prefetch) for c in ctx.system.clients}
         # IOR N-1: one file (one start NSD); task t's block starts at t x block size in it.
-        self.shared = self.workload.benchmark == "ior_seq_n1"
+        self.shared = self.workload.shared_file
         # Written data goes to ``data_replicas`` NSDs (reads use the first copy): the client writes
         # each copy itself, and copy k of a block sits k / replicas of the way round the NSD list
         # (standing in for another failure group, as metadata replicas do).
@@ -161,9 +161,15 @@ class GpfsModel:
         d = len(self.nsds)
         last_block, last_slot = -1, 0
         while True:
-            index = stream.integer(units_per_file) if self.ctx.random else position
+            owner = t
+            if self.ctx.random:
+                index = stream.integer(units_per_file)
+                if self.shared:  # IOR -z on a shared file: a transfer anywhere in the file
+                    owner = stream.integer(self.ctx.threads)
+            else:
+                index = position
             position = (position + 1) % units_per_file
-            byte = file_offset(t, index * self.unit, self.file_size)
+            byte = file_offset(owner, index * self.unit, self.file_size)
             block = int(byte // self.block)
             nsd = self.nsds[(self.starts[t] + block) % d]
             within = byte - block * self.block
@@ -194,9 +200,15 @@ class GpfsModel:
         d = len(self.nsds)
         last_block, last_slot = -1, 0
         while True:
-            index = stream.integer(records) if self.ctx.random else position
+            owner = t
+            if self.ctx.random:
+                index = stream.integer(records)
+                if self.shared:
+                    owner = stream.integer(self.ctx.threads)
+            else:
+                index = position
             position = (position + 1) % records
-            byte = self.ctx.file_offset(t, index * self.record, self.file_size)
+            byte = self.ctx.file_offset(owner, index * self.record, self.file_size)
             end = byte + self.record
             pieces = []
             while byte < end:

@@ -26,11 +26,10 @@ IOR_NO_EFFECT_WITH_VALUE = {
 }
 IOR_REFUSED = {
     "-Y": "fsync after every write is not modelled (-e, one fsync as each file is closed, is)",
-    "-z": "random offsets are not modelled; pfssim models IOR's sequential transfers (use IOzone -i 2 for random)",
 }
-_IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -e and O_DIRECT"
+_IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -z, -e and O_DIRECT"
 _IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", *IOR_NO_EFFECT_WITH_VALUE}
-_IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
+_IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-z", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
 
 
 def _ior_option(flag: str, value: str) -> bool | None:
@@ -75,7 +74,7 @@ def _split_ior(token: str) -> tuple[str, str | None]:
 
 def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int | None = None) -> Workload:
     cursor = Cursor(tokens)
-    write = read = direct = fsync = per_process = False
+    write = read = direct = fsync = per_process = random = False
     direct_by: dict[bool, str] = {}  # the O_DIRECT settings given, and by which flag
     transfer: int | None = None
     block: int | None = None
@@ -96,6 +95,8 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
             fsync = True
         elif token == "-F":
             per_process = True
+        elif token == "-z":
+            random = True
         elif token in ("-B", "--posix.odirect"):
             direct = _set_direct(direct_by, True, token, token)
         elif token == "-O":
@@ -138,14 +139,15 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
     if not (write or read):
         write = read = True  # IOR runs both when neither -w nor -r is given
     layout = "N-N (file per process)" if per_process else "N-1 (shared file)"
+    kind = "random" if random else "seq"
     if segments > 1 and not per_process:  # interleaved blocks; with -F segments only lengthen the files
         layout += f", {segments} segments"
     return make_workload(
         name=name,
-        title=f"IOR sequential {layout}",
-        benchmark="ior_seq_nn" if per_process else "ior_seq_n1",
+        title=f"IOR {'random' if random else 'sequential'} {layout}",
+        benchmark=f"ior_{kind}_{'nn' if per_process else 'n1'}",
         command=text,
-        ops=[op for op, on in (("write", write), ("read", read)) if on],
+        ops=[("random_" if random else "") + op for op, on in (("write", write), ("read", read)) if on],
         record_size=transfer,
         direct_io=direct,
         fsync=fsync,
