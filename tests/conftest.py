@@ -39,6 +39,23 @@ def build_model(system, workload, op: str, threads: int, seed: int = 1):  # noqa
     return _model(RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads)))
 
 
+def beegfs_file_offsets(model, until: float = 0.05) -> list[tuple[int, float]]:  # noqa: ANN001 - a BeeGFS model
+    """Run a BeeGFS data model for ``until`` simulated seconds and return every chunk piece it sent
+    as (task, offset in the task's file), turned back from (stripe index, chunk-file offset)."""
+    sent: list[tuple[int, float]] = []
+    original = model._piece
+
+    def traced(t, client, f, index, chunk_offset, length, *rest):  # noqa: ANN001, ANN202 - wraps _piece
+        stripe = chunk_offset // model.chunk
+        sent.append((t, (stripe * model.num_targets + index) * model.chunk + chunk_offset % model.chunk))
+        return original(t, client, f, index, chunk_offset, length, *rest)
+
+    model._piece = traced
+    model.start()
+    model.ctx.env.run(until=until)
+    return sent
+
+
 class CliResult:
     """Exit code and captured output of one ``pfssim`` invocation."""
 

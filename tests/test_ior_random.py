@@ -9,7 +9,7 @@ from sim.benchmarks.driver import run_point
 from sim.config.workload import Workload
 from sim.errors import WorkloadError
 from sim.topology.build import load_system
-from tests.conftest import ROOT, build_model
+from tests.conftest import ROOT, beegfs_file_offsets, build_model
 
 HDR100 = ROOT / "topologies" / "beegfs-hdr100.yaml"
 MiB = 2**20
@@ -64,17 +64,7 @@ def test_a_shared_file_at_random_spreads_every_task_over_the_whole_file() -> Non
     model = build_model(
         load_system(HDR100), parse_command(f"mpirun -np {tasks} ior -w -B -z -t 1m -b 64m"), "random_write", tasks
     )
-    sent: list[tuple[int, float]] = []
-    original = model._piece
-
-    def traced(t, client, f, index, chunk_offset, length, *rest):  # noqa: ANN001, ANN202 - wraps _piece
-        stripe = chunk_offset // model.chunk
-        sent.append((t, (stripe * model.num_targets + index) * model.chunk + chunk_offset % model.chunk))
-        return original(t, client, f, index, chunk_offset, length, *rest)
-
-    model._piece = traced
-    model.start()
-    model.ctx.env.run(until=0.05)
+    sent = beegfs_file_offsets(model)
     assert len(sent) > 40
     for t in range(tasks):
         owners = {int(offset // block) for task, offset in sent if task == t}

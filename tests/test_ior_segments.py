@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sim.benchmarks.cmdline import parse_command
 from sim.benchmarks.driver import run_point
 from sim.topology.build import load_system
-from tests.conftest import ROOT, build_model, run_cli
+from tests.conftest import ROOT, beegfs_file_offsets, build_model, run_cli
 
 MiB = 2**20
 HDR100 = ROOT / "topologies" / "beegfs-hdr100.yaml"
@@ -52,17 +52,7 @@ def test_beegfs_tasks_write_only_their_own_blocks_of_each_segment() -> None:
     # more than one segment within the run.
     tasks, block = 4, 2 * MiB
     model = _offset_model(f"mpirun -np {tasks} ior -w -B -t 1m -b 2m -s 64", tasks)
-    sent: list[tuple[int, float]] = []
-    original = model._piece
-
-    def traced(t, client, f, index, chunk_offset, length, *rest):  # noqa: ANN001, ANN202 - wraps _piece
-        stripe = chunk_offset // model.chunk
-        sent.append((t, (stripe * model.num_targets + index) * model.chunk + chunk_offset % model.chunk))
-        return original(t, client, f, index, chunk_offset, length, *rest)
-
-    model._piece = traced
-    model.start()
-    model.ctx.env.run(until=0.05)
+    sent = beegfs_file_offsets(model)
     assert len(sent) > 40
     assert all(int(offset // block) % tasks == t for t, offset in sent)
     for t in range(tasks):
