@@ -161,13 +161,7 @@ class GpfsModel:
         d = len(self.nsds)
         last_block, last_slot = -1, 0
         while True:
-            owner = t
-            if self.ctx.random:
-                index = stream.integer(units_per_file)
-                if self.shared:  # IOR -z on a shared file: a transfer anywhere in the file
-                    owner = stream.integer(self.ctx.threads)
-            else:
-                index = position
+            owner, index = self._next(t, stream, position, units_per_file)
             position = (position + 1) % units_per_file
             byte = file_offset(owner, index * self.unit, self.file_size)
             block = int(byte // self.block)
@@ -178,6 +172,15 @@ class GpfsModel:
             slot = last_slot = self._slot(t, nsd, block, same, stream)
             last_block = block
             yield nsd, slot * self.block + within, self.unit
+
+    def _next(self, t: int, stream: Stream, position: int, count: int) -> tuple[int, int]:
+        """(task whose part of the file, index in it) of thread ``t``'s next unit or record: the one
+        at ``position`` in order, or with random offsets one of ``count`` drawn at random; IOR -z
+        on a shared file draws the task too (a transfer anywhere in the file)."""
+        if not self.ctx.random:
+            return t, position
+        index = stream.integer(count)
+        return (stream.integer(self.ctx.threads) if self.shared else t), index
 
     def _slot(self, t: int, nsd: str, block: int, same: int | None, stream: Stream) -> int:
         """Where file block ``block`` of thread ``t`` sits on ``nsd``, in blocks: scattered, ``same``
@@ -200,13 +203,7 @@ class GpfsModel:
         d = len(self.nsds)
         last_block, last_slot = -1, 0
         while True:
-            owner = t
-            if self.ctx.random:
-                index = stream.integer(records)
-                if self.shared:
-                    owner = stream.integer(self.ctx.threads)
-            else:
-                index = position
+            owner, index = self._next(t, stream, position, records)
             position = (position + 1) % records
             byte = self.ctx.file_offset(owner, index * self.record, self.file_size)
             end = byte + self.record
