@@ -30,7 +30,7 @@ def test_opens_and_closes_lengthen_the_timed_run(monkeypatch: pytest.MonkeyPatch
     # Two requests to the directory's metadata service (open with O_CREAT, close), each at least
     # a round trip: the phase cannot be shorter.
     assert seconds >= 4 * value("network_latency_s")
-    monkeypatch.setattr(driver, "_open_close_seconds", lambda *args: 0.0)
+    monkeypatch.setattr(driver, "_handle_seconds", lambda *args: None)
     bare = run_point(system, workload, "write", 16, seed=4)
     total = 16 * 2**20
     assert point.value == pytest.approx(total / (total / bare.value + seconds), rel=1e-12)

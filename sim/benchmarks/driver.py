@@ -49,6 +49,7 @@ from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.engine.stats import Estimate, batch_estimate, mser_cut
 from sim.fs.common import RunContext
+from sim.fs.handles import handle_seconds
 from sim.fs.platform import Platform
 from sim.topology.model import System
 
@@ -121,8 +122,10 @@ class PointResult:
     bytes_moved: float = 0.0
     file_bytes: float | None = None  # mdtest: bytes written to each file (-w); None for data benchmarks
     last_task_factor: float | None = None  # IOR and steady-state mdtest: reported / aggregate rate
-    work_per_task: float = 0.0  # IOR: what each task moves (-b x -s), in transfers with -z
-    open_close_s: float | None = None  # IOR: the tasks' opens and closes inside its timing
+    work_per_task: float = 0.0  # IOzone and IOR: what each thread moves, in records or transfers if random
+    # The timed opens, fsyncs and closes: IOR's (from the first open to the last close), IOzone's
+    # (-e, -c) per child on average.
+    open_close_s: float | None = None
 
     @property
     def limit(self) -> str:
@@ -206,38 +209,9 @@ def _work_per_task(workload: Workload, threads: int, random: bool) -> float:
     return workload.file_size_for(threads) / (workload.record_size if random else 1.0)
 
 
-def _open_close_seconds(system: System, workload: Workload, op: str, threads: int, seed: int) -> float:
-    """How long the tasks' opens and closes take, from IOR's first open to its last close.
-
-    IOR times them with the transfers (bw = bytes / (last close end - first open start)). They
-    are simulated as an mdtest phase, one file per task, all in IOR's one test directory, from a
-    barrier: a create (open with O_CREAT, then close) for the write phase of a file per task, an
-    open and a close for a read phase and for the tasks of a shared file (task 0's one create
-    among them is not told apart). The phase's wall time, its last task's end, is what they add.
-    """
-    one_node = workload.placement == "one_client"
-    files = MdtestWorkload(
-        name=f"{workload.name}.open-close",
-        title="IOR's opens and closes",
-        source=workload.source,
-        benchmark="mdtest",
-        ops=["create" if op.endswith("write") and not workload.shared_file else "read"],
-        threads=[threads],
-        placement="per_node" if one_node or workload.per_node is not None else "round_robin",
-        per_node=threads if one_node else workload.per_node,
-        files_only=True,
-        unique_dir=False,
-        items_per_dir=1,
-    )
-    env = Environment()
-    streams = Streams(_replica_seed(seed, -1))
-    platform = Platform(env, system, streams)
-    ctx = RunContext(env, system, platform, streams, files, files.ops[0], threads, Meter(env, threads))
-    model = _model(ctx)
-    if files.ops[0] == "create":
-        model.prefill_caches()
-    env.run(until=model.start_phase(1))
-    return max(model.finish)
+def _handle_seconds(system: System, workload: Workload, op: str, threads: int, seed: int) -> list[float] | None:
+    """Each task's timed open, fsync and close (:mod:`sim.fs.handles`), on a seed of their own."""
+    return handle_seconds(system, workload, op, threads, _replica_seed(seed, -1))
 
 
 def _replica_seed(seed: int, replica: int) -> int:
@@ -525,11 +499,21 @@ def run_point(
         factor, factor_low, factor_high = last_task_interval(per_task, window, work)
     scale = factor if factor is not None else 1.0
     open_close = None
-    if isinstance(workload, Workload) and workload.benchmark.startswith("ior") and estimate.mean * scale > 0:
-        # IOR's clock also runs through the opens and closes: total / (total / rate + their time).
-        open_close = _open_close_seconds(system, workload, op, threads, seed)
+    times = None
+    if isinstance(workload, Workload) and estimate.mean * scale > 0:
+        times = _handle_seconds(system, workload, op, threads, seed)
+    if times:
+        assert isinstance(workload, Workload)
         total = threads * _work_per_task(workload, threads, ctx.random)
-        scale *= total / (total + open_close * estimate.mean * scale)
+        span = total / (estimate.mean * scale)  # the transfers' time (each IOzone child's, too)
+        if workload.benchmark.startswith("ior"):
+            # IOR's clock runs from the first open to the last close: total / (span + their time).
+            open_close = max(times)
+            scale *= span / (span + open_close)
+        else:
+            # IOzone adds up its children's rates, each over its records plus its own fsync and close.
+            scale *= sum(span / (span + c) for c in times) / len(times)
+            open_close = sum(times) / len(times)
     ci_low, ci_high = estimate.low * scale, estimate.high * scale
     if factor is not None and estimate.mean > 0:
         # The factor's own interval (from the spread of a finite number of tasks) and the aggregate

@@ -149,6 +149,8 @@ class Workload(_Placed):
     it for this benchmark (PixStor's random test: 16 GiB instead of the sequential tests' 32 GiB).
     ``fsync`` is IOzone's ``-e`` / IOR's ``-e``: the flush of each file is inside the timing. There
     is no default: without it, a file that fits in a client cache would be timed as memory copies.
+    ``timed_close`` is IOzone's ``-c``: each child's close is inside its timing (IOR always times
+    its opens and closes, so it is an IOzone setting; off, as in IOzone, unless given).
     ``max_file_size`` caps the bytes per thread (the high-capacity runs: 768 GB per thread when
     the aggregate split over few threads would exceed it).
     ``segments`` is IOR's ``-s``: each task's bytes are that many blocks (``-b``) of equal size. On
@@ -167,6 +169,7 @@ class Workload(_Placed):
     record_size: Size
     direct_io: Flag
     fsync: Flag
+    timed_close: Flag = False
     file_size: Size | None = None
     aggregate_size: Size | None = None
     max_file_size: Size | None = None
@@ -202,6 +205,8 @@ class Workload(_Placed):
             raise ValueError(f"list the operations in the order the benchmark runs them: {order}")
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
             raise ValueError("threads must be increasing and distinct")
+        if self.timed_close and not self.benchmark.startswith("iozone"):
+            raise ValueError("timed_close (IOzone's -c) is an IOzone setting: IOR always times its opens and closes")
         if self.segments > 1 and not self.benchmark.startswith("ior"):
             raise ValueError(f"segments (IOR's -s) is an IOR setting; {self.benchmark} has none")
         if self.max_file_size is not None and self.file_size is not None:

@@ -32,6 +32,16 @@ from sim.fs.common import Route, RunContext
 from sim.params import value
 
 
+def file_stripe(fs: BeeGFSSpec, workload: Workload, available: int) -> tuple[float, int]:
+    """A benchmark file's chunk size and stripe count: the workload's override, else the file
+    system's default. "If fewer targets are available than requested, the file simply gets fewer"
+    (the chooser clamps numTargets to the pool; modeling-facts 1.1)."""
+    stripe = workload.stripe
+    chunk = (stripe.chunk_size if stripe and stripe.chunk_size else None) or fs.chunk_size
+    count = (stripe.num_targets if stripe and stripe.num_targets else None) or fs.num_targets
+    return chunk, min(count, available)
+
+
 class BeeGFSFile:
     """A benchmark file: its stripe targets and where its chunk files start on each target."""
 
@@ -49,18 +59,13 @@ class BeeGFSModel:
         assert isinstance(fs, BeeGFSSpec)
         assert isinstance(ctx.workload, Workload)
         self.workload: Workload = ctx.workload
-        stripe = self.workload.stripe
-        self.chunk = (stripe.chunk_size if stripe and stripe.chunk_size else None) or fs.chunk_size
-        self.num_targets = (stripe.num_targets if stripe and stripe.num_targets else None) or fs.num_targets
+        self.chunk, self.num_targets = file_stripe(fs, self.workload, len(ctx.system.storage_targets))
         self.chooser = fs.target_chooser
         self.conn_limit = fs.conn_max_internode.get("client", 12)
         self.worker_count = fs.workers.get("storage", 12)
         self.server_cpu = value("beegfs_storage_request_cpu_s")
         self.client_cpu = value("beegfs_client_request_cpu_s")
         self.targets = ctx.system.storage_targets
-        # "If fewer targets are available than requested, the file simply gets fewer" (the chooser
-        # clamps numTargets to the pool; modeling-facts 1.1).
-        self.num_targets = min(self.num_targets, len(self.targets))
         self.service_of = {t: ctx.system.services_of(t)[0] for t in self.targets}
         self.workers = {
             t: ctx.platform.pool(f"{t}.workers", self.service_of[t].workers or self.worker_count) for t in self.targets

@@ -48,7 +48,7 @@ from sim.config.system import BeeGFSSpec
 from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
-from sim.fs.mdtest import MetadataModelBase
+from sim.fs.mdtest import FileHandleSteps, MetadataModelBase
 from sim.params import value
 from sim.topology.model import Service
 
@@ -131,10 +131,10 @@ class BeeGFSMetadataModel(MetadataModelBase):
             pool = self.conns[key] = self.ctx.platform.pool(f"{client}->{service.name}", self.conn_limit)
         return pool
 
-    def _stripe(self, stream: Stream) -> list[str]:
+    def _stripe(self, stream: Stream, count: int | None = None) -> list[str]:
         n = len(self.targets)
         start = stream.integer(n)
-        return [self.targets[(start + i) % n] for i in range(self.num_targets)]
+        return [self.targets[(start + i) % n] for i in range(self.num_targets if count is None else count)]
 
     def _mdt_write(self, service: Service, stream: Stream) -> float | Event:
         """One block written to the service's metadata target, through the server's PCIe path: its
@@ -362,3 +362,17 @@ class BeeGFSMetadataModel(MetadataModelBase):
         else:  # remove
             chunks = self._stripe(stream)
             yield from self._request(client, service, stream, update=True, chunks=chunks, early_reply=True)
+
+    def handle(
+        self, t: int, client: str, directory: tuple[int, int], steps: FileHandleSteps, stream: Stream
+    ) -> Generator[Event, object, None]:
+        service = self.owner[directory]
+        if steps.open:
+            yield from self._request(client, service, stream, update=steps.open == "create")
+        touched = self._stripe(stream, steps.targets) if steps.targets else []
+        if steps.fsync and touched:
+            # FSyncLocalFileMsg from the client to every target the file's data is on
+            # (tuneRemoteFSync, default true): a storage worker and its CPU each, sent at once.
+            yield from self._messages(touched, stream)
+        if steps.close:  # the owner closes the chunk files the session used (CloseChunkFileMsg)
+            yield from self._request(client, service, stream, chunks=touched or None)

@@ -58,7 +58,7 @@ from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
 from sim.fs.gpfs import NsdPaths
-from sim.fs.mdtest import MetadataModelBase
+from sim.fs.mdtest import FileHandleSteps, MetadataModelBase
 from sim.params import value
 
 INODE_HEADER_BYTES = 128.0  # research notes 2.4: "a fixed footprint of the inode header, 128 bytes"
@@ -288,3 +288,20 @@ class GpfsMetadataModel(MetadataModelBase):
                 yield from self._inode_read(t, stream)
             yield self._call(client, stream)  # unlink
             yield self._inode_write(t, stream)
+
+    def handle(
+        self, t: int, client: str, directory: tuple[int, int], steps: FileHandleSteps, stream: Stream
+    ) -> Generator[Event, object, None]:
+        if steps.open == "create":
+            if not self.walk.unique:
+                yield from self._take_directory(t, client, directory, stream)
+            yield self._call(client, stream)
+            yield self._inode_write(t, stream)
+        elif steps.open:
+            yield self._call(client, stream)
+        if steps.fsync:
+            yield self._call(client, stream)
+            if steps.wrote:  # the new size and times are forced to the log on a metadata NSD
+                yield self._inode_write(t, stream)
+        if steps.close:
+            yield self._call(client, stream)

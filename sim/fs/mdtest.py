@@ -21,6 +21,8 @@ its first file to its last, and mdtest's arithmetic applied to the tasks' times.
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Literal
 
 from simpy.events import Event
 
@@ -28,6 +30,21 @@ from sim.config.workload import MdtestWorkload
 from sim.devices.drives import SsdDrive
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
+
+
+@dataclass(frozen=True)
+class FileHandleSteps:
+    """What each task does to its one file in a file-handle phase (:mod:`sim.fs.handles`): the
+    open inside a data benchmark's timing ("" when it is outside, "create" when it makes the
+    file), an fsync, a close. ``wrote``: the task wrote the file in the data phase; ``targets``:
+    how many of the file's BeeGFS stripe targets its data touched (its fsync and close message
+    them)."""
+
+    open: Literal["", "open", "create"]
+    fsync: bool
+    close: bool
+    wrote: bool
+    targets: int
 
 
 class MdtestWalk:
@@ -71,6 +88,8 @@ class MetadataModelBase:
         self.walk = MdtestWalk(ctx)
         self.workload = self.walk.workload
         self.shared_start = (0, 0)  # without -u: (directory, item) where every task starts, drawn in start()
+        #: Set for a file-handle phase: start_phase then runs these steps instead of the mdtest phase.
+        self.handle_steps: FileHandleSteps | None = None
 
     def outstanding(self) -> int:
         """Operations the tasks keep in flight at most (sizes the measurement batches)."""
@@ -128,9 +147,14 @@ class MetadataModelBase:
         stream = ctx.streams(f"thread{t}")
         client = ctx.client_of(t)
         walk = self.walk
+        steps = self.handle_steps
         for n in range(items):
             d, i = divmod(n, walk.per_dir)
-            yield from self.operate(t, client, walk.directory(t, d % walk.dirs), i, stream)
+            directory = walk.directory(t, d % walk.dirs)
+            if steps is None:
+                yield from self.operate(t, client, directory, i, stream)
+            else:
+                yield from self.handle(t, client, directory, steps, stream)
             ctx.meter.add(t, 1.0)
         self.finish[t] = ctx.env.now
         self._running -= 1
@@ -165,4 +189,10 @@ class MetadataModelBase:
         self, t: int, client: str, directory: tuple[int, int], item: int, stream: Stream
     ) -> Generator[Event, object, None]:
         """One file operation of the phase (create, stat, read or remove) by task ``t``."""
+        raise NotImplementedError
+
+    def handle(
+        self, t: int, client: str, directory: tuple[int, int], steps: FileHandleSteps, stream: Stream
+    ) -> Generator[Event, object, None]:
+        """Task ``t``'s open, fsync and close of its data-benchmark file, as ``steps`` says."""
         raise NotImplementedError

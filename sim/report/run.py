@@ -52,7 +52,7 @@ def break_at_dots(text: str, width: int) -> str:
     return "\n".join(lines)
 
 
-#: The smallest share of IOR's time spent opening and closing files that gets its own column.
+#: The smallest share of a benchmark's time spent in timed opens, fsyncs and closes that gets its own column.
 OPEN_CLOSE_SHOWN = 0.005
 
 
@@ -67,7 +67,8 @@ def render_run(result: RunResult, console: Console) -> None:
         table = Table(title=title)
         points = [p for op in workload.point_ops for p in result.curve(workload.name, op)]
         last_task = any(p.last_task_factor is not None for p in points)
-        # IOR's opens and closes get a column once they cost any point 0.5% (less is within the usual interval).
+        # Timed opens, fsyncs and closes get a column once they cost any point 0.5% (less is within the
+        # usual interval).
         open_close = any(p.open_close_share >= OPEN_CLOSE_SHOWN for p in points)
         rows: list[list[str]] = []
         for point in points:
@@ -112,8 +113,9 @@ def render_run(result: RunResult, console: Console) -> None:
             )
         if open_close:
             console.print(
-                "open/close: the part of IOR's time its tasks' opens and closes take (IOR's clock runs "
-                "from the first open to the last close; simulated as one file per task in one directory)"
+                "open/close: the part of the benchmark's time its timed opens, fsyncs and closes take "
+                "(IOR's clock runs from the first open to the last close, through -e's fsyncs; IOzone times "
+                "each child's fsync with -e and close with -c; simulated as one file per task in one directory)"
             )
     if any(p.limit == "latency" for p in result.points):
         console.print(

@@ -10,7 +10,6 @@ from sim.benchmarks.cmdline._words import Cursor, fail, make_workload, size_byte
 from sim.config.workload import Workload, iozone_record_problem
 
 IOZONE_NO_EFFECT = {
-    "-c": "includes close() in the timed region; a close is negligible next to the data phase",
     "-w": "keeps the files after the run; no effect on the modelled phase",
     "-+n": "skips the re-tests (rewrite, re-read); pfssim models the first pass",
     "-O": "reports operations per second instead of kB/s; output units only, the I/O is the same",
@@ -31,7 +30,7 @@ _IOZONE_TAKES_VALUE = {
     c for c, n in zip(_IOZONE_GETOPT, _IOZONE_GETOPT[1:] + " ", strict=True) if c != ":" and n == ":"
 }
 _IOZONE_SWITCH_LETTERS = {c for c in _IOZONE_GETOPT if c != ":"} - _IOZONE_TAKES_VALUE
-_IOZONE_EXACT = {"-I", "-e", "-F", *IOZONE_NO_EFFECT, *IOZONE_REFUSED, *_IOZONE_VALUE_FLAGS}
+_IOZONE_EXACT = {"-I", "-e", "-c", "-F", *IOZONE_NO_EFFECT, *IOZONE_REFUSED, *_IOZONE_VALUE_FLAGS}
 _IOZONE_TESTS = {"0": "write", "1": "read", "2": "random"}
 _IOZONE_OTHER_TESTS = {
     "3": "read-backwards",
@@ -45,7 +44,7 @@ _IOZONE_OTHER_TESTS = {
     "11": "pwritev",
     "12": "preadv",
 }
-_IOZONE_MODELS = "pfssim models IOzone's throughput mode: -i 0/-i 1 or -i 2 with -r, -s, -t, -I, -e"
+_IOZONE_MODELS = "pfssim models IOzone's throughput mode: -i 0/-i 1 or -i 2 with -r, -s, -t, -I, -e, -c"
 
 
 def _split_iozone(token: str) -> tuple[str, str | None]:
@@ -90,7 +89,7 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
     record: int | None = None
     file_size: int | None = None
     threads: int | None = None
-    direct = fsync = cluster = False
+    direct = fsync = close = cluster = False
     while (token := cursor.next()) is not None:
         if (bundle := _unbundle_iozone(token)) is not None:
             cursor.tokens[cursor.position : cursor.position] = bundle[1:]
@@ -111,6 +110,8 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
             direct = True
         elif flag == "-e":
             fsync = True
+        elif flag == "-c":
+            close = True
         elif flag == "-F":
             if threads is None:
                 fail(flag, "put -t before -F: IOzone reads exactly -t file names after -F")
@@ -169,6 +170,7 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         record_size=record,
         direct_io=direct,
         fsync=fsync,
+        timed_close=close,
         file_size=file_size,
         threads=threads,
         # Without a -+m host list IOzone forks its threads on the node it runs on.
