@@ -50,6 +50,20 @@ CASES = {
         "must be positive",
         "seq_write: -1.3",
     ),
+    "a billion RAID members": (
+        "{count: 6, level: 1, members: 2,",
+        "{count: 6, level: 1, members: 1000000000,",
+        "servers[1].numa[0].raid_groups[0].members",
+        "less than or equal to 100000",
+        "members: 1000000000",
+    ),
+    "a latency no hardware has": (
+        META_DRIVES,
+        META_DRIVES.replace("count: 12}", "count: 12, overrides: {read_latency: 1e307 s}}"),
+        "servers[1].numa[0].pcie_switches[0].drives.overrides.read_latency",
+        "outside what pfssim can simulate",
+        "read_latency: 1e307",
+    ),
     "RAID6 with 3 members": (
         "{count: 6, level: 1, members: 2,",
         "{count: 4, level: 6, members: 3,",
@@ -838,3 +852,12 @@ def test_a_topology_without_its_parts_folder_says_where_parts_are_read(tmp_path)
     assert f"{tmp_path / 'parts'}: parts catalogue folder not found (a topology reads its parts from the parts/" in (
         result.stdout
     )
+
+
+def test_names_are_text_not_markup(bad_topology) -> None:  # noqa: ANN001 - the conftest fixture
+    # A name with square brackets is shown as written: the reports do not read it as rich markup.
+    path = bad_topology("name: beegfs-edr-2019", 'name: "[/x] [red]edr"')
+    shown = run_cli("show", str(path))
+    assert shown.code == 0 and "[/x] [red]edr" in shown.stdout
+    ran = run_cli("run", str(path), "--cmd", "iozone -i 0 -r 1m -s 1g -t 2 -I -e", "--workers", "1")
+    assert ran.code == 0 and "[/x] [red]edr" in ran.stdout

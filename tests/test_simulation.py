@@ -651,3 +651,40 @@ def test_iozone_without_a_host_list_runs_every_thread_on_one_client() -> None:
     assert any(name.startswith(second) for name in spread.utilization)  # parts that did work are listed
     assert not any(name.startswith(second) for name in one.utilization)
     assert spread.value > 5 * one.value
+
+
+@pytest.mark.parametrize("op", ["write", "read"])
+def test_warm_start_does_not_walk_every_record_of_huge_chunks(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 2 GiB chunks over 16 targets hold 32 GiB per stripe set, 32 million 1 KiB records: the cache
+    # prefill and the read-ahead warm start skip the records inside another target's chunk and
+    # cut only a handful of records into pieces (once they cut one per record: minutes per point).
+    from sim.fs.beegfs import BeeGFSModel
+
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    workload = Workload.model_validate(
+        {
+            "name": "huge-chunks",
+            "title": "1 KiB records in 2 GiB chunks",
+            "source": "test",
+            "benchmark": "iozone_seq_nn",
+            "ops": [op],
+            "record_size": "1 KiB",
+            "direct_io": True,
+            "fsync": True,
+            "file_size": "64 GiB",
+            "threads": [2],
+            "stripe": {"num_targets": 16, "chunk_size": "2 GiB"},
+        }
+    )
+    model = build_model(system, workload, op, 2)
+    calls = []
+    original = BeeGFSModel._pieces
+    monkeypatch.setattr(BeeGFSModel, "_pieces", lambda self, *a: calls.append(a) or original(self, *a))
+    started: dict[str, list[float]] = {}
+    monkeypatch.setattr(model.ctx.platform, "prestart_read_ahead", started.update)
+    model.prefill_caches() if op == "write" else model.prestart_read_ahead()
+    assert 0 < len(calls) < 1_000_000  # the caches take tens of thousands of 1 KiB pieces
+    if op == "read":  # yet every target of each thread's file got its warm stream
+        assert set(started) == {t for f in model.files for t in f.targets}
+        for target, offsets in started.items():  # one per thread whose file is on it
+            assert len(offsets) == sum(target in f.targets for f in model.files)

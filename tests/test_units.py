@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.config.units import Dimension, UnitError, format_quantity, parse_quantity
+from sim.config.units import PLAUSIBLE, Dimension, UnitError, format_quantity, parse_quantity
 
 BANDWIDTH_UNITS = {
     "B/s": 1,
@@ -58,8 +58,7 @@ def test_examples(text: str, dimension: Dimension, expected: float) -> None:
 
 @given(value=positive, unit=st.sampled_from(sorted(BANDWIDTH_UNITS)))
 def test_bandwidth_round_trip(value: float, unit: str) -> None:
-    parsed = parse_quantity(f"{value!r} {unit}", Dimension.BANDWIDTH)
-    assert parsed == pytest.approx(value * BANDWIDTH_UNITS[unit], rel=1e-12)
+    _round_trip(f"{value!r} {unit}", Dimension.BANDWIDTH, value * BANDWIDTH_UNITS[unit])
 
 
 @given(value=positive, unit=st.sampled_from(sorted(SIZE_UNITS)))
@@ -74,8 +73,19 @@ def test_size_round_trip(value: float, unit: str) -> None:
 
 @given(value=positive, unit=st.sampled_from(sorted(DURATION_UNITS)))
 def test_duration_round_trip(value: float, unit: str) -> None:
-    parsed = parse_quantity(f"{value!r}{unit}", Dimension.DURATION)  # no space is fine too
-    assert parsed == pytest.approx(value * DURATION_UNITS[unit], rel=1e-12)
+    _round_trip(f"{value!r}{unit}", Dimension.DURATION, value * DURATION_UNITS[unit])  # no space is fine too
+
+
+def _round_trip(text: str, dimension: Dimension, want: float) -> None:
+    """``text`` reads as ``want``, or, beyond the range any hardware figure has, is refused saying so."""
+    low, high, _, _ = PLAUSIBLE[dimension]
+    if not low * (1 - 1e-12) <= want <= high * (1 + 1e-12):
+        with pytest.raises(UnitError, match="outside what pfssim can simulate"):
+            parse_quantity(text, dimension)
+        return
+    if not low * (1 + 1e-12) <= want <= high * (1 - 1e-12):
+        return  # at the edge, rounding decides
+    assert parse_quantity(text, dimension) == pytest.approx(want, rel=1e-12)
 
 
 @given(value=st.floats(min_value=1e-6, max_value=1e15), dimension=st.sampled_from(list(Dimension)))
@@ -83,7 +93,30 @@ def test_format_then_parse_is_identity(value: float, dimension: Dimension) -> No
     text = format_quantity(value, dimension, digits=12)
     if dimension is Dimension.IOPS:
         text = text.replace("K IOPS", "k IOPS")
+    if dimension in PLAUSIBLE:
+        low, high, _, _ = PLAUSIBLE[dimension]
+        value = min(max(value, low * 1.001), high * 0.999)
+        text = format_quantity(value, dimension, digits=12)
+        if dimension is Dimension.IOPS:
+            text = text.replace("K IOPS", "k IOPS")
     assert math.isclose(parse_quantity(text, dimension), value, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("text", "dimension"),
+    [
+        ("1e307 s", Dimension.DURATION),
+        ("100000 s", Dimension.DURATION),
+        ("1e-320 GB/s", Dimension.BANDWIDTH),
+        ("1e-9 GB/s", Dimension.BANDWIDTH),
+        ("1e-320 IOPS", Dimension.IOPS),
+        ("1e300 IOPS", Dimension.IOPS),
+    ],
+)
+def test_implausible_hardware_figures_are_refused(text: str, dimension: Dimension) -> None:
+    # Figures like these pass a unit check but stall or overflow the simulation clock.
+    with pytest.raises(UnitError, match="outside what pfssim can simulate"):
+        parse_quantity(text, dimension)
 
 
 @pytest.mark.parametrize(

@@ -159,7 +159,7 @@ def _progress():  # noqa: ANN202 - a rich Progress
 
     stderr = Console(stderr=True)
     return Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # workload names are the user's text
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -179,7 +179,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary.to_json(), indent=2))
     else:
-        render_summary(summary, Console())
+        render_summary(summary, Console(markup=False))  # names are the user's text, not markup
     return EXIT_OK
 
 
@@ -301,7 +301,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        render_run(result, Console())
+        render_run(result, Console(markup=False))  # names are the user's text, not markup
     return EXIT_OK
 
 

@@ -11,7 +11,18 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
-from sim.config.quantities import Bandwidth, Count, Duration, Frequency, Iops, Model, Rotation, Size, Text
+from sim.config.quantities import (
+    Bandwidth,
+    ControllerCount,
+    Duration,
+    Frequency,
+    Iops,
+    Model,
+    PartCount,
+    Rotation,
+    Size,
+    Text,
+)
 from sim.params import value as param_value
 
 
@@ -35,7 +46,7 @@ class Interface(Model):
     """A host or device attachment: a bus generation and a lane count."""
 
     bus: Text
-    lanes: Count
+    lanes: PartCount
 
     @model_validator(mode="after")
     def _pcie_width(self) -> Interface:
@@ -64,7 +75,7 @@ class Drive(Part):
     rand_write_iops: Iops
     read_latency: Duration
     write_latency: Duration
-    parallelism: Count | None = None
+    parallelism: PartCount | None = None
     rpm: Rotation | None = None
     avg_seek: Duration | None = None
     inner_seq_rate: Bandwidth | None = None
@@ -102,16 +113,16 @@ class Hca(Part):
     """A host channel adapter (InfiniBand NIC)."""
 
     link: Text
-    ports: Count = 1
+    ports: PartCount = 1
     host: Interface
 
 
 class Switch(Part):
     """A non-blocking network switch."""
 
-    ports: Count
+    ports: PartCount
     port_link: Text
-    split_ports: Count | None = None
+    split_ports: PartCount | None = None
     split_link: Text | None = None
 
     @model_validator(mode="after")
@@ -130,15 +141,15 @@ class PcieSwitch(Part):
     """A PCIe switch fanning one uplink out to device slots."""
 
     uplink: Interface
-    downstream_ports: Count
+    downstream_ports: PartCount
 
 
 class Hba(Part):
     """A SAS host bus adapter with external wide ports."""
 
     host: Interface
-    ports: Count
-    port_lanes: Count
+    ports: PartCount
+    port_lanes: PartCount
     port_bus: Text
 
 
@@ -146,18 +157,18 @@ class Enclosure(Part):
     """A storage enclosure: a controller array (ME4084/ME4024) or an expansion (ME484)."""
 
     kind: Literal["controller", "expansion"]
-    slots: Count
-    controllers: Count | None = None
-    host_ports_per_controller: Count | None = None
-    host_port_lanes: Count | None = None
+    slots: PartCount
+    controllers: ControllerCount | None = None
+    host_ports_per_controller: PartCount | None = None
+    host_port_lanes: PartCount | None = None
     host_port_bus: Text | None = None
-    expansion_ports_per_controller: Count | None = None
+    expansion_ports_per_controller: PartCount | None = None
     array_seq_read: Bandwidth | None = None
     array_seq_write: Bandwidth | None = None
     array_read_iops: Iops | None = None
     array_write_iops: Iops | None = None
     cache_per_controller: Size | None = None
-    io_modules: Count | None = None
+    io_modules: PartCount | None = None
 
     @model_validator(mode="after")
     def _controller_fields(self) -> Enclosure:
@@ -194,18 +205,18 @@ class Enclosure(Part):
 class Cpu(Part):
     """A CPU socket: cores, inter-socket links and PCIe lanes."""
 
-    cores: Count
+    cores: PartCount
     base_clock: Frequency
-    upi_links: Count
+    upi_links: PartCount
     upi_link_rate: Bandwidth
     pcie_bus: Text
-    pcie_lanes: Count
+    pcie_lanes: PartCount
 
 
 class Server(Part):
     """A server chassis with its default CPU and memory (a system file may override both)."""
 
-    sockets: Count
+    sockets: PartCount
     cpu: Text
     memory: Size
 

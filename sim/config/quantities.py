@@ -62,6 +62,8 @@ Count = Annotated[int, Field(ge=1, strict=True)]
 # the largest published systems have a few hundred drives; ten million clients would exhaust memory
 # before any check could run.
 PartCount = Annotated[int, Field(ge=1, le=100_000, strict=True)]
+# An enclosure's controllers: one, or a dual-controller array whose two mirror each other's cache.
+ControllerCount = Annotated[int, Field(ge=1, le=2, strict=True)]
 # The largest thread (or MPI task) count pfssim simulates: the published sweeps stop at 1,024, a
 # point at 8,192 threads takes about 12 s, and far beyond this a run would exhaust time or memory.
 MAX_THREADS = 65536

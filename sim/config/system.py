@@ -72,10 +72,10 @@ class RaidSpec(Model):
     name: Text | None = None
     count: PartCount = 1
     level: RaidLevel
-    members: Count
+    members: PartCount
     stripe_unit: Size
     role: Literal["data", "metadata"] = "data"
-    interleave: Count = 1
+    interleave: PartCount = 1
     drives: list[Index] | None = None
     owner: Literal["alternate", "A", "B"] = "alternate"
     # The local file system of a BeeGFS target (documentary: the model does not depend on it).
@@ -142,7 +142,7 @@ class ServiceSpec(Model):
     count: PartCount = 1
     targets: list[Text] | None = None
     interfaces: Literal["zone", "all"] | list[Text] | None = None
-    workers: Count | None = None
+    workers: PartCount | None = None
 
 
 class NumaZone(Model):
@@ -162,7 +162,7 @@ class SasCabling(Model):
     """One HBA port of this server to each controller of each matching enclosure."""
 
     enclosures: Text
-    ports_per_controller: Count = 1
+    ports_per_controller: PartCount = 1
 
 
 class ServerBody(Model):
@@ -195,7 +195,7 @@ class ClientSpec(Model):
     part: Text
     cpu: Text | None = None
     memory: Size | None = None
-    cores: Count | None = None
+    cores: PartCount | None = None
     hcas: list[HcaRef] = Field(min_length=1)
 
 
@@ -292,7 +292,7 @@ class GpfsSpec(Model):
     kind: Literal["gpfs"]
     version: Text | None = None
     block_size: Size
-    subblocks_per_block: Count
+    subblocks_per_block: PartCount
     allocation: Literal["scattered", "cluster"]
     inode_size: Size
     metadata_replicas: Annotated[int, Field(ge=1, le=3, strict=True)] = 1  # "the maximum replication factor is 3"

@@ -122,7 +122,26 @@ def parse_quantity(value: object, dimension: Dimension, *, allow_zero: bool = Fa
         raise UnitError(f"{value!r} is not a finite quantity")
     if dimension is Dimension.SIZE and result > MAX_SIZE:
         raise UnitError(f"{value!r} is more than 2^53 B (9 PB), beyond which byte offsets are not exact")
+    if dimension in PLAUSIBLE and result > 0:
+        low, high, low_text, high_text = PLAUSIBLE[dimension]
+        if not low <= result <= high:
+            raise UnitError(
+                f"{value!r} is outside what pfssim can simulate for a {dimension.value} "
+                f"({low_text} to {high_text}); no storage hardware comes near it"
+            )
     return result
+
+
+# The range of hardware figures the engine's float clock handles: a time beyond a day or a rate
+# below a kilobyte per second would put event times past what a run can reach (or overflow them),
+# and these bounds are orders of magnitude beyond any part a storage system is built from.
+PLAUSIBLE = {
+    Dimension.DURATION: (1e-12, 86400.0, "1 ps", "1 day"),
+    Dimension.BANDWIDTH: (1e3, 1e15, "1 kB/s", "1 PB/s"),
+    Dimension.IOPS: (1.0, 1e10, "1 IOPS", "10G IOPS"),
+    Dimension.FREQUENCY: (1e6, 1e11, "1 MHz", "100 GHz"),
+    Dimension.ROTATION: (1.0 / 60.0, 1e6 / 60.0, "1 rpm", "1M rpm"),
+}
 
 
 # The largest size pfssim takes: doubles hold every whole number of bytes up to 2^53, and file

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Generator
 
@@ -185,28 +186,46 @@ class BeeGFSModel:
             return
 
         records = max(int(self.file_size // self.record), 1)
+        segments = self.workload.segments if self.shared else 1
+        block = self.file_size / segments  # the bytes a thread's file offsets run on without a jump
         layout: dict[float, list[tuple[int, float, float]]] = {}  # a record's pieces, shared by all targets
+
+        def walk(t: int, target: str) -> Generator[tuple[int, list[tuple[float, float]]], None, None]:
+            """Thread t's records before its starting point, newest first, as (how far back, its
+            pieces on ``target``), for the records with a piece there. The records before one
+            that lies in a chunk of another target, down to that chunk's start, lie there too and
+            are skipped (a 2 GiB chunk holds two million 1 KiB records). A thread none of whose
+            records reaches the target (a file smaller than its stripe width) stops after one pass."""
+            f = self.files[t]
+            back, found = 1, False
+            while found or back <= records + 1:
+                back_at = (self.starts[t] - back * self.record) % self.file_size
+                start = self.ctx.file_offset(t, back_at, self.file_size)
+                split = layout.get(start)
+                if split is None:
+                    split = layout[start] = self._pieces(start, self.record)
+                hits = [
+                    (f.bases[index % len(f.bases)] + chunk_offset, length)
+                    for index, chunk_offset, length in split
+                    if f.targets[index % len(f.targets)] == target
+                ]
+                skip = 0
+                if hits:
+                    found = True
+                    yield back, hits
+                else:
+                    within_chunk = start - (start // self.chunk) * self.chunk
+                    skip = int(min(within_chunk, back_at % block) // self.record)
+                back += 1 + skip
 
         def recency(target: str):  # noqa: ANN202 - the target's recent pieces, newest first
             users = [t for t in range(self.ctx.threads) if target in self.files[t].targets]
 
             def pieces() -> Generator[tuple[float, float], None, None]:
-                back, found = 1, False
-                # A file smaller than its stripe width leaves some of its targets without a piece:
-                # once every record has been looked at, more rounds would find none either.
-                while users and (found or back <= records + 1):
-                    for t in users:
-                        f = self.files[t]
-                        back_at = (self.starts[t] - back * self.record) % self.file_size
-                        start = self.ctx.file_offset(t, back_at, self.file_size)
-                        split = layout.get(start)
-                        if split is None:
-                            split = layout[start] = self._pieces(start, self.record)
-                        for index, chunk_offset, length in split:
-                            if f.targets[index % len(f.targets)] == target:
-                                found = True
-                                yield f.bases[index % len(f.bases)] + chunk_offset, length
-                    back += 1
+                # Newest first over all threads, and among equally old records in thread order.
+                walks = [((back, i, hits) for back, hits in walk(t, target)) for i, t in enumerate(users)]
+                for _back, _i, hits in heapq.merge(*walks):
+                    yield from hits
                 while True:  # a target of a file smaller than its stripe width that no record reaches
                     yield 0.0, piece
 
@@ -230,22 +249,34 @@ class BeeGFSModel:
         if self.ctx.random:
             return
         record = self.record
+        segments = self.workload.segments if self.shared else 1
+        block = self.file_size / segments  # the bytes a thread's file offsets run on without a jump
         starts: dict[str, list[float]] = {}
         for t in self.ctx.streams("read-ahead.prestart").permutation(self.ctx.threads):
             f = self.files[t]
+            targets = len(set(f.targets))
             position = self.starts[t]
             seen: set[str] = set()
             # A thread's first calls reach each of its targets within one stripe width of the file
             # (num_targets chunks), plus the straddling call.
-            for _ in range(math.ceil(len(f.targets) * self.chunk / record) + 1):
+            calls = math.ceil(len(f.targets) * self.chunk / record) + 1
+            while calls > 0 and len(seen) < targets:
                 at = self.ctx.file_offset(t, position, self.file_size)
                 for index, chunk_offset, _length in self._pieces(at, record):
                     target = f.targets[index % len(f.targets)]
                     if target not in seen:
                         seen.add(target)
                         starts.setdefault(target, []).append(f.bases[index % len(f.bases)] + chunk_offset)
-                # The same step as the thread's own (it wraps to the start of its file).
-                position = position + record if position + 2 * record <= self.file_size else 0.0
+                # The calls that follow inside the chunk this one ends in reach no new target: skip
+                # them (a 2 GiB chunk holds two million 1 KiB records).
+                end = at + record
+                room = min((end // self.chunk + 1) * self.chunk - end, block - position % block - record)
+                step = 1 + max(int(room // record), 0)
+                calls -= step
+                # The same steps as the thread's own (it wraps to the start of its file).
+                position = position + step * record
+                if position + record > self.file_size:
+                    position = 0.0
         self.ctx.platform.prestart_read_ahead(starts)
 
     # -- threads ---------------------------------------------------------------------------------
