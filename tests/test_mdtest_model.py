@@ -513,3 +513,16 @@ def test_gpfs_stride_to_other_nodes_is_bound_by_metadata_reads() -> None:
     assert runs["stat", 1].value < 0.1 * runs["stat", 0].value
     assert runs["stat", 1].bottleneck.startswith("me4024-0.")
     assert runs["remove", 1].value < 0.9 * runs["remove", 0].value
+
+
+def test_whole_phase_counts_the_data_requests_of_each_item() -> None:
+    # 800 files are a small phase when empty or of 4 KiB, not when each is 1 GiB of 8 MiB blocks
+    # (102,400 block writes): such a phase runs in steady state, with its request budget.
+    from sim.benchmarks.cmdline import parse_command
+    from sim.benchmarks.driver import whole_phase_fits
+
+    system = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    small = parse_command("mpirun -np 4 mdtest -F -u -n 200 -w 4k -e 4k")
+    large = parse_command("mpirun -np 4 mdtest -F -u -n 200 -w 1g -e 1g")
+    assert whole_phase_fits(system, small, "create", 4) and whole_phase_fits(system, large, "stat", 4)
+    assert not whole_phase_fits(system, large, "create", 4) and not whole_phase_fits(system, large, "read", 4)

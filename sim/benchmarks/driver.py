@@ -50,6 +50,7 @@ from sim.engine.rng import Streams
 from sim.engine.stats import Estimate, batch_estimate, mser_cut
 from sim.fs.common import RunContext
 from sim.fs.handles import handle_seconds
+from sim.fs.mdtest import data_pieces
 from sim.fs.platform import Platform
 from sim.topology.model import System
 
@@ -212,6 +213,14 @@ def _work_per_task(workload: Workload, threads: int, random: bool) -> float:
 def _handle_seconds(system: System, workload: Workload, op: str, threads: int, seed: int) -> list[float] | None:
     """Each task's timed open, fsync and close (:mod:`sim.fs.handles`), on a seed of their own."""
     return handle_seconds(system, workload, op, threads, _replica_seed(seed, -1))
+
+
+def whole_phase_fits(system: System, workload: MdtestWorkload, op: str, threads: int) -> bool:
+    """True when an mdtest phase is small enough to simulate whole: at most ``WHOLE_PHASE_ITEMS``
+    items, each counted as the data requests its file takes (mdtest -w 1g makes a few items a
+    long phase)."""
+    size = {"create": workload.write_bytes, "read": workload.read_bytes}.get(op, 0.0)
+    return workload.total_items(threads) * data_pieces(system, size) <= WHOLE_PHASE_ITEMS
 
 
 def _replica_seed(seed: int, replica: int) -> int:
@@ -390,11 +399,11 @@ def run_point(
 ) -> PointResult:
     """Simulate one point and return its estimate, interval, utilisations and bottleneck.
 
-    An mdtest phase of at most ``WHOLE_PHASE_ITEMS`` items is simulated whole (``whole_phase``
+    An mdtest phase small enough (:func:`whole_phase_fits`) is simulated whole (``whole_phase``
     None), others in steady state; ``whole_phase`` True or False forces one way.
     """
     if isinstance(workload, MdtestWorkload):
-        small = workload.total_items(threads) <= WHOLE_PHASE_ITEMS
+        small = whole_phase_fits(system, workload, op, threads)
         if whole_phase if whole_phase is not None else small:
             return _whole_phase(system, workload, op, threads, seed, precision)
     started = time.perf_counter()
@@ -431,7 +440,8 @@ def run_point(
     )
     # A batch must span a "generation" of the requests in flight, or batches correlate.
     least = math.ceil(min(precision.min_batch, affordable / precision.min_batches))
-    batch = max(least, threads, model.outstanding(), getattr(model, "batch_floor", 0))
+    floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))
+    batch = max(least, threads, model.outstanding(), floor)
     ops0 = platform.device_ops()
     marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
     amounts: list[float] = []  # what the application completed in each batch

@@ -20,16 +20,26 @@ its first file to its last, and mdtest's arithmetic applied to the tasks' times.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Literal
 
 from simpy.events import Event
 
+from sim.config.system import BeeGFSSpec
 from sim.config.workload import MdtestWorkload
 from sim.devices.drives import SsdDrive
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
+from sim.topology.model import System
+
+
+def data_pieces(system: System, size: float) -> int:
+    """Requests a file of ``size`` bytes takes at least: BeeGFS chunks, GPFS blocks (one if empty)."""
+    fs = system.spec.filesystem
+    unit = fs.chunk_size if isinstance(fs, BeeGFSSpec) else fs.block_size
+    return max(math.ceil(size / unit), 1)
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,13 @@ class MetadataModelBase:
     def outstanding(self) -> int:
         """Operations the tasks keep in flight at most (sizes the measurement batches)."""
         return self.ctx.threads
+
+    def pieces_per_call(self) -> int:
+        """Data requests one operation of this phase makes at least: its file's bytes (-w for
+        create, -e for read) in the file system's units (:func:`data_pieces`), else one."""
+        workload = self.workload
+        size = {"create": workload.write_bytes, "read": workload.read_bytes}.get(self.walk.phase, 0.0)
+        return data_pieces(self.ctx.system, size)
 
     def written_luns(self) -> set[str]:
         """The LUNs this phase writes to (their controller caches start filled, see prefill_fill)."""
