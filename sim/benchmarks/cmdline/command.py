@@ -111,6 +111,8 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
     if not workload.command:
         return []
     lines = [line for line in workload.command.replace("\\\n", " ").splitlines() if line.strip()]
+    if not lines:
+        return ["the command is blank: give the document's command line, or leave the key out"]
     settings: tuple[str, ...] = _SETTINGS
     if isinstance(workload, MdtestWorkload):
         # Under the total_files rule -b changes with the thread count (a shell variable); else it is fixed.
