@@ -526,3 +526,19 @@ def test_whole_phase_counts_the_data_requests_of_each_item() -> None:
     large = parse_command("mpirun -np 4 mdtest -F -u -n 200 -w 1g -e 1g")
     assert whole_phase_fits(system, small, "create", 4) and whole_phase_fits(system, large, "stat", 4)
     assert not whole_phase_fits(system, large, "create", 4) and not whole_phase_fits(system, large, "read", 4)
+
+
+def test_metadata_service_connections_cap_its_chunk_messages(bad_topology) -> None:  # noqa: ANN001 - fixture
+    # conn_max_internode.meta: a metadata service's connections to each storage service. With one,
+    # every unlink's messages to the file's targets queue for it; with the documents' 32 they do
+    # not hold the removes back at 256 tasks.
+    from sim.benchmarks.cmdline import parse_command
+
+    workload = parse_command("mpirun -np 256 mdtest -F -u -n 2000")
+    rates = {}
+    for links in (1, 32):
+        path = bad_topology("{meta: 32,", f"{{meta: {links},", name=f"links{links}.yaml")
+        rates[links] = run_point(load_system(path), workload, "remove", 256, seed=2, precision=QUICK)
+    assert rates[1].value < 0.8 * rates[32].value
+    links = {name: held for name, held in rates[1].pool_occupancy.items() if "->storage" in name}
+    assert links and max(links.values()) > 0.5  # the one connection is held most of the time

@@ -31,6 +31,9 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
   metadata service drawn at random (the directory's owner, which the model does not keep).
 * Storage-side messages (unlink, close chunk) cost the storage service one worker and
   ``beegfs_storage_request_cpu_s`` and no drive I/O, whether or not the chunk file was written.
+  A metadata service sends them, and its inode messages to other metadata services, on at most
+  ``conn_max_internode.meta`` connections to each service (a connection is held until the reply
+  is back); the client's fsync messages (``FSyncLocalFileMsg``) are not capped.
 * A file's stripe targets are ``num_targets`` consecutive targets in ID order from a random start
   (the round-robin chooser seen from one file).
 
@@ -82,6 +85,11 @@ class BeeGFSMetadataModel(MetadataModelBase):
         # other's MkLocalDirMsg would deadlock, in the model as in a server built without it.
         self.direct_workers = {s.name: pool(f"{s.name}.direct-worker", 1) for s in self.meta}
         self.conn_limit = fs.conn_max_internode.get("client", 12)
+        # A metadata service's own connections to each other server (beegfs-meta's
+        # connMaxInternodeNum, 16 by default in its Config::loadDefaults): its chunk-file messages
+        # to a storage service and its inode messages to another metadata service wait for one.
+        self.link_limit = fs.conn_max_internode.get("meta", 16)
+        self.links: dict[tuple[str, str], Pool] = {}
         self.conns: dict[tuple[str, str], Pool] = {}
         self.num_targets = min(fs.num_targets, len(self.targets)) if self.targets else 0
         self.chunk = fs.chunk_size
@@ -152,8 +160,24 @@ class BeeGFSMetadataModel(MetadataModelBase):
         hops_end = platform.finish_on(hops, self.update_bytes, ctx.env.now)
         return platform.storage_end(mdt, "write", offset, self.update_bytes, hops_end)
 
-    def _chunk_served(self, target: str, stream: Stream) -> Generator[Event, object, None]:
-        """A chunk message that found its target's workers all busy: queue for one, then its CPU."""
+    def _link(self, sender: Service, receiver: Service) -> Pool:
+        """The connections a metadata service opens to another server (``conn_max_internode.meta``)."""
+        key = (sender.name, receiver.name)
+        pool = self.links.get(key)
+        if pool is None:
+            pool = self.links[key] = self.ctx.platform.pool(f"{sender.name}->{receiver.name}", self.link_limit)
+        return pool
+
+    def _chunk_served(
+        self, target: str, stream: Stream, link: Pool | None = None, linked: bool = True
+    ) -> Generator[Event, object, None]:
+        """A chunk message that found its sender's connections (``linked`` False) or its target's
+        workers all busy: queue for them, then its CPU; the connection is back with the reply."""
+        env = self.ctx.env
+        if link is not None and not linked:
+            wait = link.acquire()
+            if wait is not None:
+                yield wait
         pool = self.storage_workers[target]
         wait = pool.acquire()
         if wait is not None:
@@ -161,11 +185,19 @@ class BeeGFSMetadataModel(MetadataModelBase):
         service = self.storage_service[target]
         yield self.ctx.platform.cpu(self._zone(service)).serve(stream.exponential(self.storage_cpu))
         pool.release()
+        if link is not None:
+            link.release_at(env.now + self.ctx.platform.latency)
 
-    def _inode_message(self, owner: Service, stream: Stream) -> Generator[Event, object, None]:
-        """A metadata-to-metadata message (MkLocalDirMsg, RmLocalDirMsg): the directory inode's owner
-        takes a worker, its CPU and one MDT block."""
+    def _inode_message(self, sender: Service, owner: Service, stream: Stream) -> Generator[Event, object, None]:
+        """A metadata-to-metadata message (MkLocalDirMsg, RmLocalDirMsg) on one of the sender's
+        connections to the owner: the directory inode's owner takes a worker, its CPU and one MDT
+        block."""
         ctx = self.ctx
+        link = self._link(sender, owner) if sender is not owner else None
+        if link is not None:
+            wait = link.acquire()
+            if wait is not None:
+                yield wait
         yield ctx.env.timeout(ctx.platform.latency)
         pool = self.meta_workers[owner.name]
         if not pool.try_acquire():  # no idle regular worker: the direct worker takes it
@@ -178,9 +210,11 @@ class BeeGFSMetadataModel(MetadataModelBase):
         yield written if isinstance(written, Event) else ctx.env.timeout(written - ctx.env.now)
         pool.release()
         yield ctx.env.timeout(ctx.platform.latency)
+        if link is not None:
+            link.release()
 
     def _messages(
-        self, targets: list[str], stream: Stream, depart: float | None = None
+        self, targets: list[str], stream: Stream, depart: float | None = None, sender: Service | None = None
     ) -> Generator[Event, object, None]:
         """Metadata-to-storage messages (unlink or close of a chunk file), sent to ``targets`` at
         once (now, or at ``depart``): each takes a storage worker of its target and its zone's CPU
@@ -199,13 +233,19 @@ class BeeGFSMetadataModel(MetadataModelBase):
         last = now
         queued: list[Event] = []
         for target in targets:
+            link = self._link(sender, self.storage_service[target]) if sender is not None else None
+            if link is not None and not link.try_acquire():
+                queued.append(env.process(self._chunk_served(target, stream, link, linked=False)))
+                continue
             pool = self.storage_workers[target]
             if not pool.try_acquire():
-                queued.append(env.process(self._chunk_served(target, stream)))
+                queued.append(env.process(self._chunk_served(target, stream, link)))
                 continue
             cpu = platform.cpu(self._zone(self.storage_service[target]))
             end = cpu.reserve(stream.exponential(self.storage_cpu))
             pool.release_at(end)
+            if link is not None:
+                link.release_at(end + platform.latency)
             if end > last:
                 last = end
         if queued:
@@ -214,9 +254,9 @@ class BeeGFSMetadataModel(MetadataModelBase):
         yield env.timeout(last + platform.latency - env.now)
 
     def _after_reply(
-        self, pool: Pool, targets: list[str], stream: Stream, depart: float
+        self, pool: Pool, targets: list[str], stream: Stream, depart: float, service: Service
     ) -> Generator[Event, object, None]:
-        yield from self._messages(targets, stream, depart)
+        yield from self._messages(targets, stream, depart, service)
         pool.release()
 
     def _request(
@@ -259,13 +299,13 @@ class BeeGFSMetadataModel(MetadataModelBase):
                 end = written
         if remote is not None:
             yield env.timeout(end - env.now)
-            yield from self._inode_message(remote, stream)
+            yield from self._inode_message(service, remote, stream)
             end = env.now
         if chunks and early_reply:  # unlink: the reply leaves with the chunk messages
-            env.process(self._after_reply(pool, chunks, stream, end))
+            env.process(self._after_reply(pool, chunks, stream, end, service))
         elif chunks:  # close of a file with data: the reply waits for the chunk messages
             yield env.timeout(end - env.now)
-            yield from self._messages(chunks, stream)
+            yield from self._messages(chunks, stream, sender=service)
             pool.release()
             end = env.now
         else:
