@@ -144,7 +144,7 @@ def test_shipped_commands_are_read_and_agree_with_the_settings(path: Path) -> No
             "the command runs write, read; the workload lists ops write",
         ),
         ("beegfs-hc-ior-n1", "-t 8m", "-t 8x", "-t: cannot read '8x' as a size"),
-        ("pixstor-iozone-seq", "-r 16M", "-r $Record", "-r: cannot read 'x' as a size"),
+        ("pixstor-iozone-seq", "-r 16M", "-r $Record", "-r: cannot read '$Record' (a shell variable"),
         ("mdtest-pixstor-4k", "sync: false", "sync: true", "the command gives sync no, the workload yes"),
         ("mdtest-beegfs-hp", "-I 1024", "-I 512", "gives items_per_dir 512, the workload 1024"),
         ("mdtest-beegfs-hp", "-u -t -F", "-t -F", "gives unique_dir no, the workload yes"),
@@ -527,3 +527,14 @@ def test_messages_count_one_thread_in_the_singular() -> None:
     assert at_threads([1]) == "at 1 thread"
     assert at_threads([2]) == "at 2 threads"
     assert at_threads([1, 2]) == "at 1, 2 threads"
+
+
+def test_a_variable_glued_to_its_flag_stands_for_the_same_value(tmp_path: Path) -> None:
+    # IOzone reads -t$Thread as -t $Thread (getopt): the glued variable is the workload's value too.
+    text = (ROOT / "workloads" / "beegfs-hc-iozone-random.yaml").read_text()
+    at = text.index("\ncommand:")
+    glued = text[at:].replace("-t $Thread", "-t$Thread", 1).replace("-s $Size", "-s$Size", 1)
+    assert glued != text[at:]
+    file = tmp_path / "beegfs-hc-iozone-random.yaml"
+    file.write_text(text[:at] + glued)
+    assert load_workload(file).threads == load_workload(ROOT / "workloads" / "beegfs-hc-iozone-random.yaml").threads

@@ -77,23 +77,32 @@ def _sweep_value(workload: AnyWorkload, program: str, flag: str, threads: int) -
     return None
 
 
-def _substitute(line: str, workload: AnyWorkload, threads: int) -> tuple[str, set[tuple[str, str]]]:
+def _substitute(line: str, workload: AnyWorkload, threads: int) -> tuple[str, set[tuple[str, str]], dict[str, str]]:
     """``line`` with each shell variable replaced: by the workload's value where the flag before it
-    sets a thread count or a size, else (a path or host file) by a plain word; and the (program,
-    flag) pairs whose value was a variable."""
+    (or the flag it is glued to, ``-t$Thread``) sets a thread count or a size, else (a path or host
+    file) by a plain word ``x``; the (program, flag) pairs whose value was a variable; and, by flag,
+    the variables replaced by ``x`` (a message about ``'x'`` is about one of them)."""
     tokens = shlex.split(line)
     program = "iozone" if tokens and is_program(tokens[0], "iozone") else "mpirun"
     swept: set[tuple[str, str]] = set()
+    unresolved: dict[str, str] = {}
     for index, token in enumerate(tokens):
         if is_program(token, "ior") or is_program(token, "mdtest"):
             program = "ior" if is_program(token, "ior") else "mdtest"
-        if PLACEHOLDER.search(token) is None:
+        found = PLACEHOLDER.search(token)
+        if found is None:
             continue
-        flag = tokens[index - 1] if index else ""
+        glued = token.startswith("-") and found.start() > 1
+        flag, prefix = (
+            (token[: found.start()], token[: found.start()]) if glued else (tokens[index - 1] if index else "", "")
+        )
+        word = token[len(prefix) :]
         swept.add((program, flag))
         value = _sweep_value(workload, program, flag, threads)
-        tokens[index] = value if value is not None else PLACEHOLDER.sub("x", token)
-    return shlex.join(tokens), swept
+        if value is None:
+            unresolved[flag] = word
+        tokens[index] = prefix + (value if value is not None else PLACEHOLDER.sub("x", word))
+    return shlex.join(tokens), swept, unresolved
 
 
 #: The flags that give the thread (task) count and the size per thread, by program.
@@ -121,14 +130,25 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
     ops: list[str] = []
     for number, line in enumerate(lines, 1):
         where = f"line {number} of the command" if len(lines) > 1 else "the command"
+        unresolved: dict[str, str] = {}
         try:
-            text, swept = _substitute(line, workload, workload.threads[0])
+            text, swept, unresolved = _substitute(line, workload, workload.threads[0])
             parsed = parse_command(text, name=workload.name)
         except ValueError as exc:  # shlex: unbalanced quotes
             problems.append(f"{where} cannot be split into words ({exc})")
             continue
         except WorkloadError as exc:
-            problems += [f"{where}: {p.path + ': ' if p.path else ''}{p.message}" for p in exc.problems]
+            for p in exc.problems:
+                message = p.message
+                variable = unresolved.get(p.path)
+                if variable is not None and "'x'" in message:
+                    message = message.replace(
+                        "'x'",
+                        f"{variable!r} (a shell variable: pfssim gives the thread count and size per "
+                        "thread their values from the workload, but cannot tell what this one stands for "
+                        "here; write its value)",
+                    )
+                problems.append(f"{where}: {p.path + ': ' if p.path else ''}{message}")
             continue
         ops += [op for op in parsed.ops if op not in ops]
         # A thread count or size written as a number, not a shell variable, is the same at every
