@@ -50,6 +50,13 @@ CASES = {
         "must be positive",
         "seq_write: -1.3",
     ),
+    "a quoted fraction": (
+        "    value: 0.99",
+        "    value: '0.99'",
+        "filesystem.capacity_efficiency.value",
+        "valid number",
+        "value: '0.99'",
+    ),
     "a billion RAID members": (
         "{count: 6, level: 1, members: 2,",
         "{count: 6, level: 1, members: 1000000000,",

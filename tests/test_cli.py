@@ -445,3 +445,13 @@ def test_a_cmd_workloads_problem_names_the_option_typed() -> None:
         result = run_cli("run", pixstor, "--cmd", line)
         assert result.code == 2 and result.stdout == ""
         assert result.stderr.startswith(expected), result.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [("reproduce", "--plots", ""), ("reproduce", "--report", " "), ("run", "x.yaml", "--plot", "")]
+)
+def test_an_empty_output_path_is_refused(args: tuple[str, ...]) -> None:
+    # Path("") is the current folder: an empty option value must not quietly mean it.
+    result = run_cli(*args)
+    assert result.code == 2
+    assert "an empty path" in result.stderr

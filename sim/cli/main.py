@@ -85,7 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workers", action=_Once, type=int, default=2, help="processes simulating points (default 2)")
     run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
-    run.add_argument("--plot", action=_Once, type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
+    run.add_argument(
+        "--plot", action=_Once, type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)"
+    )
 
     reproduce = commands.add_parser(
         "reproduce", help="run the published suites and score the predictions against the published results"
@@ -95,12 +97,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     reproduce.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     reproduce.add_argument(
-        "--plots", action=_Once, type=Path, metavar="DIR", help="write one PNG per system x benchmark to DIR"
+        "--plots", action=_Once, type=_output_path, metavar="DIR", help="write one PNG per system x benchmark to DIR"
     )
     reproduce.add_argument(
         "--report",
         action=_Once,
-        type=Path,
+        type=_output_path,
         metavar="FILE",
         help="write a self-contained report (.md with PNGs beside it, or .html)",
     )
@@ -128,6 +130,13 @@ def _thread_list(text: str) -> list[int]:
     if max(values) > MAX_THREADS:
         raise argparse.ArgumentTypeError(f"pfssim simulates at most {MAX_THREADS} threads, got {max(values)}")
     return sorted(set(values))
+
+
+def _output_path(text: str) -> Path:
+    """An output path as given; an empty one is refused (Path('') would mean the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a file or folder name")
+    return Path(text)
 
 
 def _seed(text: str) -> int:

@@ -248,14 +248,14 @@ class NetworkSpec(Model):
 class SourcedValue(Model):
     """A number with the document it comes from."""
 
-    value: float = Field(gt=0)
+    value: float = Field(gt=0, strict=True)
     source: Text
 
 
 class Efficiency(SourcedValue):
     """The fraction of the raw capacity a file system makes usable, with its source."""
 
-    value: float = Field(gt=0, le=1)
+    value: float = Field(gt=0, le=1, strict=True)
 
 
 class BeeGFSSpec(Model):
