@@ -447,7 +447,7 @@ def test_a_cmd_workloads_problem_names_the_option_typed() -> None:
         assert result.stderr.startswith(expected), result.stderr
 
 
-@pytest.mark.parametrize()
+@pytest.mark.parametrize("args", [("reproduce", "--plots", ""), ("reproduce", "--report", " ")])
 def test_an_empty_output_path_is_refused(args: tuple[str, ...]) -> None:
     # Path("") is the current folder: an empty option value must not quietly mean it.
     result = run_cli(*args)
