@@ -164,6 +164,12 @@ def test_shipped_commands_are_read_and_agree_with_the_settings(path: Path) -> No
         ("pixstor-ior-n1", "-b ${FileSize}G", "-b 16g", "the command gives 16 GiB per thread (a number"),
         ("mdtest-pixstor-4k", "-np $Threads", "-np 64", "the command runs 64 threads (a number, not a variable)"),
         (
+            "beegfs-hp-iozone-seq",
+            "command: iozone -i 0 -i 1 -c -e -w -r 1m -I -s $Size -t $Thread -+n -+m /path/to/threadlist",
+            "command: mpirun -np $T ior -w -r -e -t 1m -b $B -B -F",
+            "the command runs ior, the workload is iozone_seq_nn",
+        ),
+        (
             "beegfs-hp-iozone-random",
             "command: iozone -i 2 -w -c -O -I -r 4K -s $Size -t $Thread -+n -+m /path/to/threadlist",
             'command: "   "',

@@ -85,9 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workers", action=_Once, type=int, default=2, help="processes simulating points (default 2)")
     run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
-    run.add_argument(
-        "--plot", action=_Once, type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)"
-    )
+    run.add_argument("--plot", action=_Once, type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
 
     reproduce = commands.add_parser(
         "reproduce", help="run the published suites and score the predictions against the published results"

@@ -77,6 +77,19 @@ def _sweep_value(workload: AnyWorkload, program: str, flag: str, threads: int) -
     return None
 
 
+def _program_of(line: str) -> str | None:
+    """Which benchmark a command line runs (iozone, ior or mdtest), if it can be told from its words."""
+    try:
+        tokens = shlex.split(line)
+    except ValueError:
+        return None
+    for token in tokens:
+        for program in ("iozone", "ior", "mdtest"):
+            if is_program(token, program):
+                return program
+    return None
+
+
 def _substitute(line: str, workload: AnyWorkload, threads: int) -> tuple[str, set[tuple[str, str]], dict[str, str]]:
     """``line`` with each shell variable replaced: by the workload's value where the flag before it
     (or the flag it is glued to, ``-t$Thread``) sets a thread count or a size, else (a path or host
@@ -131,6 +144,11 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
     for number, line in enumerate(lines, 1):
         where = f"line {number} of the command" if len(lines) > 1 else "the command"
         unresolved: dict[str, str] = {}
+        program = _program_of(line)
+        wanted = "mdtest" if workload.benchmark == "mdtest" else workload.benchmark.split("_")[0]
+        if program is not None and program != wanted:
+            problems.append(f"{where} runs {program}, the workload is {workload.benchmark}")
+            continue
         try:
             text, swept, unresolved = _substitute(line, workload, workload.threads[0])
             parsed = parse_command(text, name=workload.name)
