@@ -868,3 +868,22 @@ def test_names_are_text_not_markup(bad_topology) -> None:  # noqa: ANN001 - the 
     assert shown.code == 0 and "[/x] [red]edr" in shown.stdout
     ran = run_cli("run", str(path), "--cmd", "iozone -i 0 -r 1m -s 1g -t 2 -I -e", "--workers", "1")
     assert ran.code == 0 and "[/x] [red]edr" in ran.stdout
+
+
+def test_an_override_of_a_field_no_model_reads_is_refused(tmp_path) -> None:  # noqa: ANN001 - a pytest path
+    # An ME4084's expansion ports are recorded from its datasheet, but nothing is modelled from
+    # them: overriding them would be silently meaningless.
+    import shutil
+
+    from tests.conftest import ROOT
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "pixstor-large.yaml").read_text()
+    old = "    part: powervault-me4084\n"
+    assert old in text
+    path = tmp_path / "pixstor.yaml"
+    path.write_text(text.replace(old, old + "    overrides: {expansion_ports_per_controller: 2}\n", 1))
+    result = run_cli("validate", str(path))
+    assert result.code == 2
+    (line,) = [x for x in (result.stdout + result.stderr).splitlines() if "expansion_ports_per_controller" in x]
+    assert "no model reads it" in line and "enclosures[0].overrides.expansion_ports_per_controller" in line

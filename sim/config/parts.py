@@ -7,7 +7,7 @@ fields so that an override obeys the same units and checks as the datasheet valu
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import model_validator
 
@@ -27,7 +27,13 @@ from sim.params import value as param_value
 
 
 class Part(Model):
-    """Fields every part carries: what it is and where its numbers come from."""
+    """Fields every part carries: what it is and where its numbers come from.
+
+    ``DOCUMENTARY`` names the fields a part records from its datasheet that no model reads (a
+    link's signalling rate, a CPU's base clock): a topology's override of one is refused, as it
+    would change nothing."""
+
+    DOCUMENTARY: ClassVar[frozenset[str]] = frozenset()
 
     model: Text
     source: Text
@@ -105,6 +111,7 @@ class Drive(Part):
 class Link(Part):
     """A network link type; ``rate`` is the per-direction data rate."""
 
+    DOCUMENTARY: ClassVar[frozenset[str]] = frozenset({"signalling"})
     rate: Bandwidth
     signalling: Bandwidth | None = None
 
@@ -156,6 +163,7 @@ class Hba(Part):
 class Enclosure(Part):
     """A storage enclosure: a controller array (ME4084/ME4024) or an expansion (ME484)."""
 
+    DOCUMENTARY: ClassVar[frozenset[str]] = frozenset({"expansion_ports_per_controller"})
     kind: Literal["controller", "expansion"]
     slots: PartCount
     controllers: ControllerCount | None = None
@@ -205,6 +213,7 @@ class Enclosure(Part):
 class Cpu(Part):
     """A CPU socket: cores, inter-socket links and PCIe lanes."""
 
+    DOCUMENTARY: ClassVar[frozenset[str]] = frozenset({"base_clock"})
     cores: PartCount
     base_clock: Frequency
     upi_links: PartCount
