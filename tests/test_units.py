@@ -139,3 +139,10 @@ def test_implausible_hardware_figures_are_refused(text: str, dimension: Dimensio
 def test_refusals(value: object, dimension: Dimension, fragment: str) -> None:
     with pytest.raises(UnitError, match=fragment):
         parse_quantity(value, dimension)
+
+
+@pytest.mark.parametrize("text", ["１ MiB", "١ MiB", "1\u00a0MiB"])
+def test_only_ascii_digits_and_spaces(text: str) -> None:
+    # As the command lines are read: a full-width digit or a no-break space is refused, not read.
+    with pytest.raises(UnitError, match="cannot read"):
+        parse_quantity(text, Dimension.SIZE)

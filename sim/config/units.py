@@ -56,7 +56,9 @@ _FREQUENCY = {"Hz": 1.0, "kHz": 1e3, "MHz": 1e6, "GHz": 1e9}
 _COUNT_SUFFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*([kKMG]?)\s+([A-Za-zµ/]+)\s*$|^\s*({_NUMBER})\s*([A-Za-zµ/]+)\s*$")
+_QUANTITY = re.compile(  # ASCII digits and spaces only, as the command lines are read
+    rf"^\s*({_NUMBER})\s*([kKMG]?)\s+([A-Za-zµ/]+)\s*$|^\s*({_NUMBER})\s*([A-Za-zµ/]+)\s*$", re.ASCII
+)
 
 _EXAMPLES = {
     Dimension.SIZE: "'2 MiB', '1.6 TB' or '4096 B'",
