@@ -113,3 +113,20 @@ def test_gpfs_fsync_after_writes_forces_the_inode_to_a_metadata_nsd() -> None:
     read = handle_seconds(system, workload, "read", 1, seed)
     assert wrote is not None and read is not None
     assert wrote[0] > read[0] + 2 * value("network_latency_s")
+
+
+def test_beegfs_fsync_messages_take_the_clients_connections(bad_topology) -> None:  # noqa: ANN001 - fixture
+    # With one connection per service, a client's fsync messages to the targets of one storage
+    # service go one after another: each one a round trip more than with the documents' 24.
+    seed = driver._replica_seed(1, -1)
+    workload = _iozone("-I -e", size="64m")
+    times = {}
+    for conns in (1, 24):
+        system = load_system(bad_topology("client: 24}", f"client: {conns}}}", name=f"c{conns}.yaml"))
+        steps = handle_steps(system, workload, "write", 1)
+        assert steps is not None and steps.targets > 1 and not steps.close
+        result = handle_seconds(system, workload, "write", 1, seed)
+        assert result is not None
+        times[conns] = result[0]
+    # The EDR file's targets: how many share a storage service sets how many round trips queue.
+    assert times[1] > times[24] + value("network_latency_s")

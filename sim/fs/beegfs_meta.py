@@ -33,7 +33,8 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
   ``beegfs_storage_request_cpu_s`` and no drive I/O, whether or not the chunk file was written.
   A metadata service sends them, and its inode messages to other metadata services, on at most
   ``conn_max_internode.meta`` connections to each service (a connection is held until the reply
-  is back); the client's fsync messages (``FSyncLocalFileMsg``) are not capped.
+  is back); a client's fsync messages (``FSyncLocalFileMsg``) take its ``conn_max_internode.client``
+  connections to the storage services, as its data requests do.
 * A file's stripe targets are ``num_targets`` consecutive targets in ID order from a random start
   (the round-robin chooser seen from one file).
 
@@ -214,11 +215,17 @@ class BeeGFSMetadataModel(MetadataModelBase):
             link.release()
 
     def _messages(
-        self, targets: list[str], stream: Stream, depart: float | None = None, sender: Service | None = None
+        self,
+        targets: list[str],
+        stream: Stream,
+        depart: float | None = None,
+        sender: Service | None = None,
+        client: str | None = None,
     ) -> Generator[Event, object, None]:
-        """Metadata-to-storage messages (unlink or close of a chunk file), sent to ``targets`` at
-        once (now, or at ``depart``): each takes a storage worker of its target and its zone's CPU
-        (nothing on the drive), and the sender waits for every reply.
+        """Messages to storage targets (unlink or close of a chunk file from a metadata service
+        ``sender``, an fsync from a ``client``), sent to ``targets`` at once (now, or at ``depart``):
+        each takes one of the sender's connections to the target's service, a storage worker of the
+        target and its zone's CPU (nothing on the drive), and the sender waits for every reply.
 
         The messages leave and arrive together, so one process serves them all: a message whose
         target has an idle worker is booked on the CPU station at arrival (its finish is known
@@ -233,7 +240,14 @@ class BeeGFSMetadataModel(MetadataModelBase):
         last = now
         queued: list[Event] = []
         for target in targets:
-            link = self._link(sender, self.storage_service[target]) if sender is not None else None
+            receiver = self.storage_service[target]
+            link = (
+                self._conn(client, receiver)
+                if client is not None
+                else self._link(sender, receiver)
+                if sender is not None
+                else None
+            )
             if link is not None and not link.try_acquire():
                 queued.append(env.process(self._chunk_served(target, stream, link, linked=False)))
                 continue
@@ -413,6 +427,6 @@ class BeeGFSMetadataModel(MetadataModelBase):
         if steps.fsync and touched:
             # FSyncLocalFileMsg from the client to every target the file's data is on
             # (tuneRemoteFSync, default true): a storage worker and its CPU each, sent at once.
-            yield from self._messages(touched, stream)
+            yield from self._messages(touched, stream, client=client)
         if steps.close:  # the owner closes the chunk files the session used (CloseChunkFileMsg)
             yield from self._request(client, service, stream, chunks=touched or None)
