@@ -27,16 +27,16 @@ def build_model(system, workload, op: str, threads: int, seed: int = 1):  # noqa
     (its ``ctx`` holds the environment, platform and system)."""
     import simpy
 
-    from sim.benchmarks.driver import _model
     from sim.engine.meter import Meter
     from sim.engine.rng import Streams
     from sim.fs.common import RunContext
+    from sim.fs.models import model_for
     from sim.fs.platform import Platform
 
     env = simpy.Environment()
     streams = Streams(seed)
     platform = Platform(env, system, streams)
-    return _model(RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads)))
+    return model_for(RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads)))
 
 
 def beegfs_file_offsets(model, until: float = 0.05) -> list[tuple[int, float]]:  # noqa: ANN001 - a BeeGFS model

@@ -301,11 +301,11 @@ def test_me4_read_ahead_carries_a_single_sequential_stream() -> None:
 def test_read_ahead_prestart_lands_where_each_stream_first_reads() -> None:
     """IOR N-1 reads on beegfs-high-capacity: the read-ahead streams prestarted for the (task,
     target) pairs are exactly where each pair's first read of its target begins."""
-    from sim.benchmarks.driver import _model
     from sim.benchmarks.workloads import find_workload
     from sim.engine.meter import Meter
     from sim.engine.rng import Streams
     from sim.fs.common import RunContext
+    from sim.fs.models import model_for
     from sim.fs.platform import Platform
 
     system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
@@ -313,7 +313,7 @@ def test_read_ahead_prestart_lands_where_each_stream_first_reads() -> None:
     env = simpy.Environment()
     streams = Streams(2)
     platform = Platform(env, system, streams)
-    model = _model(RunContext(env, system, platform, streams, workload, "read", 4, Meter(env, 4)))
+    model = model_for(RunContext(env, system, platform, streams, workload, "read", 4, Meter(env, 4)))
     model.prestart_read_ahead()
     readers = {vdisk: r for c in platform.controllers.values() for vdisk, r in c.readers.items()}
     prestarted = {(vdisk, offset) for vdisk, r in readers.items() for offset in r.streams}

@@ -42,7 +42,6 @@ import simpy
 
 from sim.benchmarks.runnable import check_runnable
 from sim.benchmarks.straggler import last_task_interval
-from sim.config.system import BeeGFSSpec
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
 from sim.engine.core import Environment, Pool, Station
 from sim.engine.meter import Meter
@@ -51,6 +50,7 @@ from sim.engine.stats import Estimate, batch_estimate, mser_cut
 from sim.fs.common import RunContext
 from sim.fs.handles import handle_seconds
 from sim.fs.mdtest import data_pieces
+from sim.fs.models import model_for
 from sim.fs.platform import Platform
 from sim.topology.model import System
 
@@ -179,25 +179,6 @@ def scheduled_events(env: simpy.Environment) -> int:
     return next(counter) if counter is not None else 0
 
 
-def _model(ctx: RunContext):  # noqa: ANN202 - one of the four file-system models
-    beegfs = isinstance(ctx.system.spec.filesystem, BeeGFSSpec)
-    if isinstance(ctx.workload, MdtestWorkload):
-        if beegfs:
-            from sim.fs.beegfs_meta import BeeGFSMetadataModel
-
-            return BeeGFSMetadataModel(ctx)
-        from sim.fs.gpfs_meta import GpfsMetadataModel
-
-        return GpfsMetadataModel(ctx)
-    if beegfs:
-        from sim.fs.beegfs import BeeGFSModel
-
-        return BeeGFSModel(ctx)
-    from sim.fs.gpfs import GpfsModel
-
-    return GpfsModel(ctx)
-
-
 #: mdtest phases of at most this many items (all tasks together) are simulated whole, as mdtest
 #: runs them, rather than in steady state; each is repeated ``WHOLE_PHASE_REPLICATIONS`` times with
 #: seeds derived from the master seed, and the interval comes from the spread of the repetitions.
@@ -219,8 +200,7 @@ def whole_phase_fits(system: System, workload: MdtestWorkload, op: str, threads:
     """True when an mdtest phase is small enough to simulate whole: at most ``WHOLE_PHASE_ITEMS``
     items, each counted as the data requests its file takes (mdtest -w 1g makes a few items a
     long phase)."""
-    size = {"create": workload.write_bytes, "read": workload.read_bytes}.get(op, 0.0)
-    return workload.total_items(threads) * data_pieces(system, size) <= WHOLE_PHASE_ITEMS
+    return workload.total_items(threads) * data_pieces(system, workload.data_bytes(op)) <= WHOLE_PHASE_ITEMS
 
 
 def _replica_seed(seed: int, replica: int) -> int:
@@ -247,7 +227,7 @@ def _whole_phase(
         streams = Streams(_replica_seed(seed, replica))
         platform = Platform(env, system, streams)
         ctx = RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))
-        model = _model(ctx)
+        model = model_for(ctx)
         if op.endswith(("create", "remove")):
             model.prefill_caches()
         env.run(until=model.start_phase(items))
@@ -412,7 +392,7 @@ def run_point(
     platform = Platform(env, system, streams)
     meter = Meter(env, threads)
     ctx = RunContext(env, system, platform, streams, workload, op, threads, meter)
-    model = _model(ctx)
+    model = model_for(ctx)
     mdtest = isinstance(workload, MdtestWorkload)
     if op.endswith(("create", "remove")) if mdtest else ctx.io_op == "write":
         model.prefill_caches()
@@ -512,8 +492,7 @@ def run_point(
     times = None
     if isinstance(workload, Workload) and estimate.mean * scale > 0:
         times = _handle_seconds(system, workload, op, threads, seed)
-    if times:
-        assert isinstance(workload, Workload)
+    if times and isinstance(workload, Workload):
         total = threads * _work_per_task(workload, threads, ctx.random)
         span = total / (estimate.mean * scale)  # the transfers' time (each IOzone child's, too)
         if workload.benchmark.startswith("ior"):

@@ -548,6 +548,10 @@ class MdtestWorkload(_Placed):
         """Bytes in each file (``-w``): 0 for empty files, 4096 for ``-w 4K``."""
         return int(self.write_bytes)
 
+    def data_bytes(self, op: str) -> float:
+        """The bytes each file moves in phase ``op``: -w in create, -e in read, none otherwise."""
+        return {"create": self.write_bytes, "read": self.read_bytes}.get(op, 0.0)
+
     @property
     def fsync_per_file(self) -> bool:
         """True when each created file is fsynced: ``-y`` with data to write."""

@@ -34,6 +34,7 @@ from sim.engine.rng import Streams
 from sim.fs.beegfs import file_stripe
 from sim.fs.common import RunContext
 from sim.fs.mdtest import FileHandleSteps, MetadataModelBase
+from sim.fs.models import model_for
 from sim.fs.platform import Platform
 from sim.topology.model import System
 
@@ -85,15 +86,8 @@ def handle_seconds(system: System, workload: Workload, op: str, threads: int, se
     streams = Streams(seed)
     platform = Platform(env, system, streams)
     ctx = RunContext(env, system, platform, streams, files, files.ops[0], threads, Meter(env, threads))
-    model: MetadataModelBase
-    if isinstance(system.spec.filesystem, BeeGFSSpec):
-        from sim.fs.beegfs_meta import BeeGFSMetadataModel
-
-        model = BeeGFSMetadataModel(ctx)
-    else:
-        from sim.fs.gpfs_meta import GpfsMetadataModel
-
-        model = GpfsMetadataModel(ctx)
+    model = model_for(ctx)
+    assert isinstance(model, MetadataModelBase)
     model.handle_steps = steps
     if steps.open == "create" or (steps.fsync and steps.wrote):
         model.prefill_caches()  # the metadata targets' caches, as in a create phase

@@ -108,9 +108,7 @@ class MetadataModelBase:
     def pieces_per_call(self) -> int:
         """Data requests one operation of this phase makes at least: its file's bytes (-w for
         create, -e for read) in the file system's units (:func:`data_pieces`), else one."""
-        workload = self.workload
-        size = {"create": workload.write_bytes, "read": workload.read_bytes}.get(self.walk.phase, 0.0)
-        return data_pieces(self.ctx.system, size)
+        return data_pieces(self.ctx.system, self.workload.data_bytes(self.walk.phase))
 
     def written_luns(self) -> set[str]:
         """The LUNs this phase writes to (their controller caches start filled, see prefill_fill)."""
