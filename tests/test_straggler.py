@@ -107,9 +107,15 @@ def test_the_factors_interval_narrows_with_more_tasks_not_a_longer_window() -> N
 
     few = last_task_interval(alternating(17), 1.0, 1e4)
     many = last_task_interval(alternating(513), 1.0, 1e4)
-    for factor, low, high in (few, many):
+    for tasks, (factor, low, high) in ((17, few), (513, many)):
         assert low < factor < high < 1.0
-        assert factor == last_task_factor(alternating(17 if (factor, low, high) == few else 513), 1.0, 1e4)
+        # The interval is around the rule's own factor, 1 / (1 + delta z_N), worked out by hand: the
+        # amounts' relative spread s / m, scaled by sqrt(T_w / T) with T = W T_w / m (window 1 s).
+        amounts = alternating(tasks)
+        mean = sum(amounts) / tasks
+        spread = math.sqrt(sum((a - mean) ** 2 for a in amounts) / (tasks - 1)) / mean
+        delta = spread * math.sqrt(1.0 / (1e4 / mean))
+        assert factor == pytest.approx(1 / (1 + delta * expected_max_normal(tasks)), rel=1e-12)
     assert few[2] - few[1] > 3 * (many[2] - many[1])
     assert last_task_interval([5.0], 1.0, 1e4) == (1.0, 1.0, 1.0)  # one task: nothing to wait for
     assert last_task_interval([5.0, 5.0], 1.0, 1e4) == (1.0, 1.0, 1.0)
