@@ -99,6 +99,26 @@ _PARAMETERS = [
         "public Spectrum Scale configuration with nsdMaxWorkerThreads 1024 (research/modeling-facts.md 2.3)",
     ),
     Parameter(
+        "gpfs_nsd_threads_per_queue",
+        16,
+        "threads",
+        "NSD worker threads serving one LUN's large requests (nsdThreadsPerQueue; each data or "
+        "metadata LUN is taken to have a queue of its own [ASSUMED]: GPFS hashes LUNs onto "
+        "nsdMultiQueue queues, 1024 / 16 = 64 a server here)",
+        "the same public Spectrum Scale configuration as gpfs_nsd_threads: nsdThreadsPerQueue 16 "
+        "(research/modeling-facts.md 2.3); not fitted",
+    ),
+    Parameter(
+        "gpfs_nsd_small_io_bytes",
+        65536,
+        "bytes",
+        "requests up to this size go to the NSD servers' small-I/O queues (nsdSmallThreadRatio), "
+        "which are not limited per LUN",
+        "[ASSUMED] 64 KiB; the boundary between small and large NSD queues is not found in the "
+        "sources here. No shipped request lies between 16 KiB and 8 MiB, so any value in between "
+        "gives the same results",
+    ),
+    Parameter(
         "gpfs_prefetch_threads",
         72,
         "threads",

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sim.benchmarks.driver import run_point
 from sim.benchmarks.workloads import find_workload
-from sim.params import value
+from sim.params import PARAMETERS, value
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
 from tests.conftest import ROOT, build_model
@@ -277,3 +278,51 @@ def test_buffered_random_ops_of_records_larger_than_a_block_count_records() -> N
     workload = parse_command("iozone -i 2 -w -r 16m -s 64g -t 1")
     point = run_point(system, workload, "random_write", 1, seed=2)
     assert point.value == pytest.approx(value("client_memcpy_Bps") / 2**24, rel=0.02)
+
+
+def _lun_concurrency(workload: str, op: str, threads: int, until: float) -> tuple[dict[str, int], object]:
+    """Run a PixStor point's model for ``until`` simulated seconds and return the most requests
+    each LUN had at its controller at once, and the model."""
+    model = build_model(load_system(PIXSTOR), find_workload(workload), op, threads)
+    platform = model.ctx.platform
+    original = platform.storage_io
+    now: dict[str, int] = {}
+    most: dict[str, int] = {}
+
+    def counted(nsd, *args):  # noqa: ANN001, ANN202 - wraps Platform.storage_io
+        now[nsd] = now.get(nsd, 0) + 1
+        most[nsd] = max(most.get(nsd, 0), now[nsd])
+        event = original(nsd, *args)
+        event.callbacks.append(lambda _event: now.__setitem__(nsd, now[nsd] - 1))
+        return event
+
+    platform.storage_io = counted
+    model.start()
+    model.ctx.env.run(until=until)
+    return most, model
+
+
+def test_a_luns_large_requests_wait_for_its_nsd_queues_threads() -> None:
+    # 256 readers keep far more 8 MiB block reads waiting than a LUN's queue has threads
+    # (nsdThreadsPerQueue, 16): no LUN ever has more than 16 at its controller, and the busiest
+    # reach 16; the queue is a pool named after the LUN, reported with the others.
+    k = int(value("gpfs_nsd_threads_per_queue"))
+    assert k == 16
+    most, model = _lun_concurrency("pixstor-iozone-seq", "read", 256, until=0.5)
+    assert len(most) == 32 and max(most.values()) == k
+    pools = model.ctx.platform.pools
+    assert {name for name in pools if name.endswith(".nsd-queue")} == {f"{nsd}.nsd-queue" for nsd in most}
+    assert all(pools[f"{nsd}.nsd-queue"].size == k for nsd in most)
+
+
+def test_small_requests_are_not_held_by_the_luns_queue(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 4 KiB random reads go to the small-I/O queues: even with one large-I/O thread per LUN, 512
+    # readers keep several reads at a LUN at once, and no LUN queue is made for them.
+    one = replace(PARAMETERS["gpfs_nsd_threads_per_queue"], value=1)
+    monkeypatch.setitem(PARAMETERS, "gpfs_nsd_threads_per_queue", one)
+    most, model = _lun_concurrency("pixstor-iozone-random", "random_read", 512, until=0.2)
+    assert max(most.values()) > 1
+    assert not [name for name in model.ctx.platform.pools if name.endswith(".nsd-queue")]
+    # The same single thread per LUN does hold the large reads to one at a time.
+    most, _model = _lun_concurrency("pixstor-iozone-seq", "read", 256, until=0.2)
+    assert max(most.values()) == 1

@@ -29,7 +29,7 @@ from simpy.events import Event
 
 from sim.config.system import GpfsSpec
 from sim.config.workload import Workload
-from sim.engine.core import Station, join
+from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
 from sim.params import value
@@ -390,9 +390,11 @@ class GpfsModel:
 class NsdPaths:
     """Requests from client nodes to NSDs through their primary NSD servers, shared by the data and
     metadata models: each (client, NSD, direction) route is resolved once; a request is the
-    client's transfer to the server's HCA, an NSD worker thread, ``gpfs_nsd_block_cpu_s`` of CPU
-    on the receiving zone, then the server's HBA/SAS path alongside the LUN's I/O (and the
-    transfer back for a read)."""
+    client's transfer to the server's HCA, an NSD worker thread (for a request larger than
+    ``gpfs_nsd_small_io_bytes`` first one of the ``gpfs_nsd_threads_per_queue`` threads of the
+    LUN's own NSD queue, so a LUN has at most that many large requests at its drives),
+    ``gpfs_nsd_block_cpu_s`` of CPU on the receiving zone, then the server's HBA/SAS path
+    alongside the LUN's I/O (and the transfer back for a read)."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
@@ -402,6 +404,11 @@ class NsdPaths:
         self.threads = {s.name: ctx.platform.pool(f"{s.name}.threads", nsd_threads) for s in system.services.values()}
         self.cpu = value("gpfs_nsd_block_cpu_s")
         self.routes: dict[tuple[str, str, str], Route] = {}
+        # A LUN's large requests are served by the threads of its own NSD queue (nsdThreadsPerQueue):
+        # however many reads wait at the server, a LUN has at most that many at its drives.
+        self.queue_threads = int(value("gpfs_nsd_threads_per_queue"))
+        self.small_io = value("gpfs_nsd_small_io_bytes")
+        self.queues: dict[str, Pool] = {}
 
     def route(self, t: int, nsd: str, op: str) -> Route:
         """Hops, CPU and NSD threads of ``op`` requests from one client HCA to one NSD (computed once):
@@ -434,6 +441,14 @@ class NsdPaths:
         latency = 2 * platform.latency
         if op == "write":
             yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
+        queue = None
+        if size > self.small_io:
+            queue = self.queues.get(nsd)
+            if queue is None:
+                queue = self.queues[nsd] = platform.pool(f"{nsd}.nsd-queue", self.queue_threads)
+            wait = queue.acquire()
+            if wait is not None:
+                yield wait
         wait = route.pool.acquire()
         if wait is not None:
             yield wait
@@ -443,3 +458,5 @@ class NsdPaths:
         if op == "read":
             yield env.timeout(platform.finish_on(route.network, size, env.now + latency) - env.now)
         route.pool.release()
+        if queue is not None:
+            queue.release()
