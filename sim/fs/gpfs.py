@@ -129,15 +129,37 @@ class GpfsModel:
         return sum(min(n, slots) for n in per_node.values())
 
     def prefill_caches(self) -> None:
-        """Controller write caches of the data NSDs start full of writes like this workload's
-        (scattered: anywhere); metadata LUNs hold none of them."""
+        """Controller write caches of the data NSDs start holding what a long run of this workload
+        leaves in them; metadata LUNs hold none of it.
+
+        Random writes: units anywhere on the LUN. Sequential writes: whole blocks, each written
+        unit after unit in order as a stream writes a block (scattered: each block at a random
+        place; cluster: blocks one after the other), so units smaller than a RAID stripe gather
+        into the whole stripes a real run's cache holds. Isolated units there instead (the rule
+        before session 18) filled the caches with partial stripes that no long run leaves: with
+        O_DIRECT 1 MiB records on 4 MiB stripes their read-modify-write destages lingered for
+        seconds behind the stream's whole stripes, and the point's value then depended on how
+        long it ran (17 to 21 GB/s at 64 threads on pixstor-large).
+        """
         stream = self.ctx.streams("cache.prefill")
         unit = self.unit
         block = self.block
+        per_block = max(int(block // unit), 1)
+        scattered = self.fs.allocation == "scattered"
 
         def sampler(nsd: str):  # noqa: ANN202 - a (offset, size) sampler per LUN
             blocks = max(int(self.ctx.platform.raids[nsd].capacity // block), 1)
-            return lambda: (stream.integer(blocks) * block + stream.integer(max(int(block // unit), 1)) * unit, unit)
+            if self.ctx.random:
+                return lambda: (stream.integer(blocks) * block + stream.integer(per_block) * unit, unit)
+
+            def units() -> Generator[tuple[float, float], None, None]:
+                slot = stream.integer(blocks)
+                while True:
+                    for k in range(per_block):
+                        yield slot * block + k * unit, unit
+                    slot = stream.integer(blocks) if scattered else (slot + 1) % blocks
+
+            return units().__next__
 
         self.ctx.platform.prefill_caches_with(sampler, only=set(self.nsds))
 
