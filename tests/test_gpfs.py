@@ -362,3 +362,30 @@ def test_sequential_direct_writes_start_with_whole_stripes_in_the_caches(allocat
     random.prefill_caches()
     partial = [c for ctl in random.ctx.platform.controllers.values() for v, c in ctl.caches.items() if v in random.nsds]
     assert all(not c.full and len(c.order) == c.held for c in partial)
+
+
+def test_a_write_load_the_destages_keep_up_with_leaves_the_caches_at_their_watermark() -> None:
+    # One O_DIRECT 1 MiB writer over 32 LUNs loads no drive much: its rate is its own latency's.
+    # Its caches start at the flush watermark and stay there; started full (as every write point
+    # was before session 18), the drives destaged the prefilled surplus for the whole point and
+    # were reported 100% busy, named the bottleneck of a latency-bound rate.
+    from sim.benchmarks.cmdline import parse_command
+
+    system = load_system(PIXSTOR)
+    direct = parse_command("iozone -i 0 -c -e -w -r 1m -I -s 8g -t 64 -+n")
+    point = run_point(system, direct, "write", 1)
+    drives = [u for name, u in point.utilization.items() if ".drive" in name]
+    assert drives and max(drives) < 0.5
+    assert point.limit == "latency"
+    assert ".drive" not in point.bottleneck
+
+
+def test_a_write_load_that_outruns_the_destages_runs_with_the_caches_full() -> None:
+    # 4 KiB random writes: each destage is a read-modify-write, far slower than the writes arrive,
+    # so a cache started at its watermark fills within milliseconds and the point starts again
+    # full. (Had the half-empty start been kept, the point converged before the caches filled:
+    # 1.26M IOPS at 8 threads, the controllers' command rate, instead of the drives' 12K.)
+    system = load_system(PIXSTOR)
+    point = run_point(system, find_workload("pixstor-iozone-random"), "random_write", 8)
+    assert 8e3 < point.value < 20e3
+    assert ".drive" in point.bottleneck and point.bottleneck_utilization > 0.95

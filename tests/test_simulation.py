@@ -418,16 +418,20 @@ def test_beegfs_stripes_a_file_over_its_targets_chunk_by_chunk() -> None:
 @pytest.mark.parametrize(("op", "prefilled"), [("write", True), ("random_write", True), ("read", False)])
 def test_write_points_start_with_the_caches_a_long_write_leaves(op: str, prefilled: bool, monkeypatch) -> None:
     """A write point starts from the controller caches' steady state, not from empty ones (whose
-    filling would be measured as write speed); a read point starts with nothing dirty."""
+    filling would be measured as write speed): first at their flush watermark, and again full if a
+    write finds one full (here, with the prefill itself replaced by nothing, the caches start empty
+    and fill). A read point starts with nothing dirty."""
     from sim.fs.beegfs import BeeGFSModel
 
-    calls: list[str] = []
-    monkeypatch.setattr(BeeGFSModel, "prefill_caches", lambda self: calls.append(self.ctx.op))
+    calls: list[tuple[str, float]] = []
+    monkeypatch.setattr(
+        BeeGFSModel, "prefill_caches", lambda self: calls.append((self.ctx.op, self.ctx.platform.cache_fill))
+    )
     system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
     random = op.startswith("random")
     workload = _workload("iozone_random_nn" if random else "iozone_seq_nn", "4 KiB" if random else "1 MiB")
     run_point(system, workload, op, 1, seed=1, precision=Precision(rel_precision=0.2, max_device_ops=2000))
-    assert calls == ([op] if prefilled else [])
+    assert calls == ([(op, 0.5), (op, 1.0)] if prefilled else [])
 
 
 SLOW_UPI_CPU = """

@@ -368,6 +368,10 @@ def _utilization(
     return clamp, bottleneck, {name: min(u, 1.0) for name, u in pools.items()}
 
 
+class _CacheFilled(Exception):
+    """A write point started with its caches at the flush watermark filled one: start it again full."""
+
+
 def run_point(
     system: System,
     workload: AnyWorkload,
@@ -381,15 +385,42 @@ def run_point(
 
     An mdtest phase small enough (:func:`whole_phase_fits`) is simulated whole (``whole_phase``
     None), others in steady state; ``whole_phase`` True or False forces one way.
+
+    IOzone and IOR writes first run with the ME4 write caches at their flush watermark, where a
+    long run of a load the destages keep up with holds them; if a write ever finds a cache full,
+    the load outruns the destages, and the point starts again with the caches full, where the
+    long run of such a load holds them (:meth:`WriteBackCache.prefill`). Starting every write
+    point full made the drives destage the prefilled surplus for the whole of a point their
+    writes did not load (pixstor-large, one O_DIRECT thread: every drive 100% busy and named the
+    bottleneck of a rate set by the thread's latency).
     """
     if isinstance(workload, MdtestWorkload):
         small = whole_phase_fits(system, workload, op, threads)
         if whole_phase if whole_phase is not None else small:
             return _whole_phase(system, workload, op, threads, seed, precision)
+        return _steady_point(system, workload, op, threads, seed, precision, 1.0)
+    try:
+        return _steady_point(system, workload, op, threads, seed, precision, 0.5)
+    except _CacheFilled:
+        return _steady_point(system, workload, op, threads, seed, precision, 1.0)
+
+
+def _steady_point(
+    system: System,
+    workload: AnyWorkload,
+    op: str,
+    threads: int,
+    seed: int,
+    precision: Precision,
+    cache_fill: float,
+) -> PointResult:
+    """``run_point`` in steady state, write caches prefilled to ``cache_fill`` (raises
+    :class:`_CacheFilled` if a write finds a cache full that started below full)."""
     started = time.perf_counter()
     env = Environment()
     streams = Streams(seed)
     platform = Platform(env, system, streams)
+    platform.cache_fill = cache_fill
     meter = Meter(env, threads)
     ctx = RunContext(env, system, platform, streams, workload, op, threads, meter)
     model = model_for(ctx)
@@ -405,6 +436,8 @@ def run_point(
             env.run(until=meter.after(completions))
         except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
             raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
+        if cache_fill < 1.0 and platform.cache_waits():
+            raise _CacheFilled
 
     # Calls so large that the usual warm-up or batches would not fit in the budget (IOR -t 4g:
     # thousands of chunk pieces each, every piece at least one drive command) get fewer calls,
@@ -423,6 +456,7 @@ def run_point(
     floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))
     batch = max(least, threads, model.outstanding(), floor)
     ops0 = platform.device_ops()
+    held0 = platform.cache_held()  # a cache started at its watermark must not be filling up
     marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
     amounts: list[float] = []  # what the application completed in each batch
     supplies: list[float] = []  # what reached its buffer (models that meter a supply only)
@@ -467,6 +501,11 @@ def run_point(
             break
         if settled and marks[-1].ops - marks[cut].ops >= precision.max_device_ops:
             break
+    if cache_fill < 1.0 and platform.caches_filling(held0):
+        # No write waited yet, but a cache gained more than a round of destages since the warm-up:
+        # the load outruns them and would fill it given time (a point can converge within the
+        # milliseconds that takes: GPFS 4 KiB writes at 8 threads reached 1.26M IOPS before).
+        raise _CacheFilled
     first, last = marks[cut], marks[-1]
     window = last.time - first.time
     # A supply kept out because it ran ahead: the buffer was filling, and in the long run the supply

@@ -82,6 +82,7 @@ class WriteBackCache:
         self.sweep = 0.0  # where the elevator is
         self.destaged_bytes = 0.0
         self.merged = 0
+        self.waits = 0  # host writes that found the cache full and waited for a destage
         self._ids = 0
 
     def prefill(self, sample: Callable[[], tuple[float, float]], fill: float = 1.0) -> None:
@@ -229,6 +230,7 @@ class WriteBackCache:
             self._fire(done, not_before)
             self._kick()
         else:
+            self.waits += 1
             self.waiting.append((done, offset, size, not_before))
 
     def _fire(self, done: Event, not_before: float) -> None:

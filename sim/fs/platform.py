@@ -42,6 +42,8 @@ class Platform:
         self.raids: dict[str, RaidDevice] = {}
         self.controllers: dict[str, Me4Controller] = {}
         self.cpus: dict[str, Station] = {}
+        # How full prefilled write caches start unless a model says (1: full, 0.5: flush watermark).
+        self.cache_fill = 1.0
         self._paths: dict[tuple[str, str], list[str]] = {}
         self._client_hcas: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         self._build_devices()
@@ -137,11 +139,29 @@ class Platform:
         fill: Callable[[str], float] | None = None,
     ) -> None:
         """Fill ME4 write caches (of the virtual disks in ``only``, or all); ``sampler(vdisk)`` draws
-        (offset, size) of one dirty write, ``fill(vdisk)`` how full the cache starts (default full)."""
+        (offset, size) of one dirty write, ``fill(vdisk)`` how full the cache starts (default
+        ``cache_fill``)."""
         for controller in self.controllers.values():
             for vdisk, cache in controller.caches.items():
                 if only is None or vdisk in only:
-                    cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else 1.0)
+                    cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else self.cache_fill)
+
+    def cache_waits(self) -> int:
+        """Host writes that have found an ME4 write cache full so far (all caches)."""
+        return sum(cache.waits for c in self.controllers.values() for cache in c.caches.values())
+
+    def cache_held(self) -> dict[str, int]:
+        """Dirty entries each ME4 write cache holds now, by virtual disk."""
+        return {vdisk: cache.held for c in self.controllers.values() for vdisk, cache in c.caches.items()}
+
+    def caches_filling(self, before: dict[str, int]) -> bool:
+        """Whether a write cache holds more entries than it did when ``before`` (:meth:`cache_held`)
+        was taken by more than its destages in flight (what one round of destages can clear)."""
+        return any(
+            cache.held - before[vdisk] > cache.destagers
+            for c in self.controllers.values()
+            for vdisk, cache in c.caches.items()
+        )
 
     def prestart_read_ahead(self, starts: dict[str, list[float]]) -> None:
         """Start the controllers' read-ahead streams of each virtual disk at the given offsets (where
