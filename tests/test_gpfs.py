@@ -135,15 +135,23 @@ def test_prefetched_reads_are_estimated_from_their_supply(monkeypatch: pytest.Mo
     assert direct.ci_low <= supplied.value <= direct.ci_high
 
 
-def _replicated(tmp_path, replicas: int):  # noqa: ANN202 - the System
+def _pixstor_variant(tmp_path: Path, old: str, new: str, name: str):  # noqa: ANN202 - the System
+    """pixstor-large with ``old`` replaced by ``new``, loaded from ``tmp_path`` (with a copy of the
+    parts catalogue beside it)."""
     import shutil
 
     shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts", dirs_exist_ok=True)
     text = PIXSTOR.read_text()
-    assert "  data_replicas: 1\n" in text
-    path = tmp_path / f"replicas{replicas}.yaml"
-    path.write_text(text.replace("  data_replicas: 1\n", f"  data_replicas: {replicas}\n"))
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new))
     return load_system(path)
+
+
+def _replicated(tmp_path, replicas: int):  # noqa: ANN202 - the System
+    return _pixstor_variant(
+        tmp_path, "  data_replicas: 1\n", f"  data_replicas: {replicas}\n", f"replicas{replicas}.yaml"
+    )
 
 
 def test_data_replicas_write_every_block_on_that_many_nsds(tmp_path) -> None:  # noqa: ANN001
@@ -335,15 +343,9 @@ def test_sequential_direct_writes_start_with_whole_stripes_in_the_caches(allocat
     # stream is still filling partly. (Isolated 1 MiB units, the rule before, were all partial
     # stripes: read-modify-writes that lingered for seconds and made the point's value depend on
     # how long it ran.) Random 4 KiB writes hold isolated partial stripes, as their long run does.
-    import shutil
-
     from sim.benchmarks.cmdline import parse_command
 
-    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    text = PIXSTOR.read_text()
-    assert "  allocation: scattered\n" in text
-    (tmp_path / "fs.yaml").write_text(text.replace("  allocation: scattered\n", f"  allocation: {allocation}\n"))
-    system = load_system(tmp_path / "fs.yaml")
+    system = _pixstor_variant(tmp_path, "  allocation: scattered\n", f"  allocation: {allocation}\n", "fs.yaml")
     assert system.spec.filesystem.allocation == allocation
     direct = parse_command("iozone -i 0 -c -e -w -r 1m -I -s 8g -t 64 -+n -+m hosts")
     model = build_model(system, direct, "write", 64)

@@ -399,6 +399,8 @@ def run_point(
         if whole_phase if whole_phase is not None else small:
             return _whole_phase(system, workload, op, threads, seed, precision)
         return _steady_point(system, workload, op, threads, seed, precision, 1.0)
+    if not op.endswith("write"):  # reads prefill no cache (RunContext.io_op)
+        return _steady_point(system, workload, op, threads, seed, precision, 1.0)
     try:
         return _steady_point(system, workload, op, threads, seed, precision, 0.5)
     except _CacheFilled:
