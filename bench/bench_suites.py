@@ -4,6 +4,11 @@
 time, set-up included; "req/s@top" is the same over the points at the suite's largest thread count.
 "ev/req" is the SimPy events scheduled per simulated request over the suite: unlike the times, it
 does not depend on how busy the machine is, so it shows an engine change's effect on any machine.
+"ref req/s" is plain SimPy on the reference network of engine-speed.md (bench/engine_reference.py),
+run before the first suite and after each (the mean of the runs either side of a suite); the
+machine's speed drifts over minutes, so "@top ref" scales req/s@top by 63,500 / that figure: what
+the suite would do at its top thread count on the machine engine-speed.md measured, the figure the
+"30,000 requests/s at 1024 threads" target is read against.
 Below each suite, one line per workload gives its points and wall time (an MDtest workload's line
 is its full sweep: every thread count, all four phases).
 
@@ -18,10 +23,14 @@ import argparse
 import multiprocessing
 import queue as queue_module
 import resource
+import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine_reference import REFERENCE_RATE, reference_rate  # noqa: E402
 
 
 def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Queue) -> None:
@@ -65,6 +74,20 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
     )
 
 
+def _reference_child(queue: multiprocessing.Queue) -> None:
+    queue.put(reference_rate())
+
+
+def _reference(context) -> float:  # type: ignore[no-untyped-def]
+    """The reference network's req/s, in a fresh process like the suites'."""
+    queue: multiprocessing.Queue = context.Queue()
+    process = context.Process(target=_reference_child, args=(queue,))
+    process.start()
+    rate = _result(process, queue)
+    process.join()
+    return float(rate)
+
+
 def _resolve(topology: str) -> str:
     """A path as given, or a shipped topology's name (``beegfs-hdr100``) made into its file."""
     if Path(topology).exists():
@@ -91,24 +114,36 @@ def main() -> None:
         "topologies", nargs="*", help="files or shipped names (beegfs-hdr100); default: every shipped topology"
     )
     parser.add_argument("--threads", help="comma-separated thread counts replacing the suites' own")
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the SimPy reference network (and the @top ref column)"
+    )
     args = parser.parse_args()
     topologies = [_resolve(t) for t in args.topologies] or sorted(str(p) for p in (ROOT / "topologies").glob("*.yaml"))
     threads = [int(x) for x in args.threads.split(",")] if args.threads else None
     context = multiprocessing.get_context("spawn")
     header = (
         f"{'suite':26s} {'points':>6s} {'wall s':>8s} {'req/s':>9s} {'ev/req':>6s} {'top thr':>7s} {'req/s@top':>9s} "
-        f"{'slowest s':>9s}  {'peak MiB':>8s}  slowest point"
+        f"{'slowest s':>9s}  {'peak MiB':>8s} {'ref req/s':>9s} {'@top ref':>8s}  slowest point"
     )
     print(header)
+    reference = None if args.no_reference else _reference(context)
     for topology in topologies:
         queue: multiprocessing.Queue = context.Queue()
         process = context.Process(target=_measure, args=(topology, threads, queue))
         process.start()
         name, points, wall, rate, per_request, top, rate_top, slow_s, slow, peak, breakdown = _result(process, queue)
         process.join()
+        scaled = ""
+        if reference is not None:
+            after = _reference(context)
+            machine = (reference + after) / 2
+            scaled = f"{machine:9.0f} {rate_top * REFERENCE_RATE / machine:8.0f}"
+            reference = after
+        else:
+            scaled = f"{'-':>9s} {'-':>8s}"
         print(
             f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {per_request:6.1f} {top:7d} {rate_top:9.0f} "
-            f"{slow_s:9.2f}  {peak:8.0f}  {slow}",
+            f"{slow_s:9.2f}  {peak:8.0f} {scaled}  {slow}",
             flush=True,
         )
         for workload, bench, count, seconds, slowest in breakdown:
