@@ -391,3 +391,19 @@ def test_a_write_load_that_outruns_the_destages_runs_with_the_caches_full() -> N
     point = run_point(system, find_workload("pixstor-iozone-random"), "random_write", 8)
     assert 8e3 < point.value < 20e3
     assert ".drive" in point.bottleneck and point.bottleneck_utilization > 0.95
+
+
+def test_a_pilot_whose_cache_fills_stops_at_the_first_batch_that_shows_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The watermark-first run of the point above is a pilot: its caches grow from the first batch
+    # on, so it must stop there and not run the batches a converged estimate needs (session 18
+    # tested the growth only at the point's end, which ran every such pilot to convergence).
+    from sim.benchmarks import driver
+
+    marks = []
+    take = driver._Mark.take
+    monkeypatch.setattr(driver._Mark, "take", classmethod(lambda cls, *a: marks.append(1) or take(*a)))
+    system = load_system(PIXSTOR)
+    workload = find_workload("pixstor-iozone-random")
+    with pytest.raises(driver._CacheFilled):
+        driver._steady_point(system, workload, "random_write", 8, 1, driver.DEFAULT_PRECISION, 0.5)
+    assert 1 < len(marks) <= driver.DEFAULT_PRECISION.min_batches // 2

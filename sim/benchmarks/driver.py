@@ -433,12 +433,14 @@ def _steady_point(
         model.prestart_read_ahead()
     model.start()
 
+    held0: dict[str, int] | None = None  # the caches' entries at the warm-up's end
+
     def advance(completions: int) -> None:
         try:
             env.run(until=meter.after(completions))
         except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
             raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
-        if cache_fill < 1.0 and platform.cache_waits():
+        if cache_fill < 1.0 and (platform.cache_waits() or (held0 is not None and platform.caches_filling(held0))):
             raise _CacheFilled
 
     # Calls so large that the usual warm-up or batches would not fit in the budget (IOR -t 4g:
@@ -446,13 +448,15 @@ def _steady_point(
     # never fewer than a generation of those in flight.
     pieces = getattr(model, "pieces_per_call", lambda: 1)()
     affordable = precision.max_device_ops / pieces  # calls whose pieces alone fill one budget
-    advance(
-        max(
-            math.ceil(min(precision.min_warmup, affordable)),
-            precision.warmup_per_thread * threads,
-            2 * model.outstanding(),
-        )
+    warmup = max(
+        math.ceil(min(precision.min_warmup, affordable)),
+        precision.warmup_per_thread * threads,
+        2 * model.outstanding(),
     )
+    # In quarters, so that a write that finds a cache full stops a pilot early.
+    for part in (warmup // 4, warmup // 4, warmup // 4, warmup - 3 * (warmup // 4)):
+        if part:
+            advance(part)
     # A batch must span a "generation" of the requests in flight, or batches correlate.
     least = math.ceil(min(precision.min_batch, affordable / precision.min_batches))
     floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))
@@ -503,11 +507,6 @@ def _steady_point(
             break
         if settled and marks[-1].ops - marks[cut].ops >= precision.max_device_ops:
             break
-    if cache_fill < 1.0 and platform.caches_filling(held0):
-        # No write waited yet, but a cache gained more than a round of destages since the warm-up:
-        # the load outruns them and would fill it given time (a point can converge within the
-        # milliseconds that takes: GPFS 4 KiB writes at 8 threads reached 1.26M IOPS before).
-        raise _CacheFilled
     first, last = marks[cut], marks[-1]
     window = last.time - first.time
     # A supply kept out because it ran ahead: the buffer was filling, and in the long run the supply
