@@ -7,6 +7,7 @@ import pytest
 from sim.benchmarks import driver
 from sim.benchmarks.cmdline import parse_command
 from sim.benchmarks.driver import run_point
+from sim.fs.handles import handle_seconds
 from sim.params import value
 from sim.topology.build import load_system
 from tests.conftest import ROOT
@@ -26,7 +27,10 @@ def test_opens_and_closes_lengthen_the_timed_run(monkeypatch: pytest.MonkeyPatch
     workload = _ior("1m")
     point = run_point(system, workload, "write", 16, seed=4)
     seconds = point.open_close_s
-    assert seconds is not None
+    # IOR's clock stops at the last close: the slowest task's opens and closes, not a typical one.
+    times = handle_seconds(system, workload, "write", 16, driver._replica_seed(4, -1))
+    assert times is not None and min(times) < max(times)
+    assert seconds == max(times)
     # Two requests to the directory's metadata service (open with O_CREAT, close), each at least
     # a round trip: the phase cannot be shorter.
     assert seconds >= 4 * value("network_latency_s")
@@ -35,7 +39,6 @@ def test_opens_and_closes_lengthen_the_timed_run(monkeypatch: pytest.MonkeyPatch
     total = 16 * 2**20
     assert point.value == pytest.approx(total / (total / bare.value + seconds), rel=1e-12)
     assert point.ci_low / point.value == pytest.approx(bare.ci_low / bare.value, rel=1e-9)
-    assert point.open_close_share == pytest.approx(seconds / (total / point.value), rel=1e-12)
     assert point.to_json()["open_close_seconds"] == seconds
 
 

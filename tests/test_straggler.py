@@ -98,7 +98,10 @@ def test_the_driver_applies_it_to_ior_and_not_to_iozone() -> None:
     # 512 tasks of 15.6 GB each: the spread of their finishing times costs a little under 1%.
     assert shared.last_task_factor is not None and 0.985 < shared.last_task_factor < 0.997
     assert shared.to_json()["last_task_factor"] == shared.last_task_factor
-    assert shared.ci_low <= shared.value <= shared.ci_high
+    # Its interval adds the factor's own (from the tasks' spread, which a longer run does not narrow)
+    # to the aggregate's: wider than the same transfers' IOzone interval (0.46% then 0.69%).
+    assert shared.ci_low < shared.value < shared.ci_high
+    assert (shared.ci_high - shared.ci_low) / shared.value > 1.2 * (seq.ci_high - seq.ci_low) / seq.value
 
 
 def test_the_factors_interval_narrows_with_more_tasks_not_a_longer_window() -> None:

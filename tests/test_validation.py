@@ -12,7 +12,6 @@ import fcntl
 import json
 import os
 import pickle
-import statistics
 from pathlib import Path
 
 import pytest
@@ -408,15 +407,13 @@ def test_known_point_misses_record_their_current_error(repro: Reproduction) -> N
 
 
 def test_summary_numbers_are_consistent(repro: Reproduction) -> None:
-    errors = [abs(p.error) for p in repro.points]
+    # The summaries' arithmetic is checked by hand in test_error_summary_by_hand; here, that they
+    # cover every scored point, each benchmark's its own, and that the JSON says the same.
     summary = repro.summary
-    assert summary.n_points == len(errors) > 0
-    assert summary.median_abs_error == pytest.approx(statistics.median(errors))
-    assert summary.max_abs_error == pytest.approx(max(errors))
-    assert summary.n_out_of_tolerance == sum(1 for p in repro.points if abs(p.error) > p.point.tolerance + 1e-12)
-    for bench in repro.benchmarks:
-        mine = [abs(p.error) for p in bench.points]
-        assert bench.summary.max_abs_error == pytest.approx(max(mine))
+    assert summary.n_points == len(repro.points) > 0
+    assert sum(bench.summary.n_points for bench in repro.benchmarks) == summary.n_points
+    assert summary.n_out_of_tolerance == sum(bench.summary.n_out_of_tolerance for bench in repro.benchmarks)
+    assert summary.max_abs_error == max(bench.summary.max_abs_error for bench in repro.benchmarks if bench.points)
     data = to_json(repro)
     assert data["summary"]["n_points"] == summary.n_points
     assert data["summary"]["n_out_of_tolerance"] == summary.n_out_of_tolerance
