@@ -237,6 +237,17 @@ def test_bad_input_is_located(case: str, bad_topology) -> None:
     assert int(m["line"]) == _line_of(topology.read_text(), marker), result.stdout
 
 
+def test_a_service_given_no_targets_is_told_to_give_some(tmp_path) -> None:
+    # An empty list is refused at the list itself; the metadata-count check once answered it with
+    # "set count: 0", which the schema refuses in turn.
+    path = _variant(tmp_path, "beegfs-high-capacity", [('targets: ["me4024-0.vd[0-5]"]', "targets: []")])
+    problems = _located(run_cli("validate", str(path)))
+    assert [(m["path"], int(m["line"])) for m in problems] == [
+        ("servers[1].services[0].targets", _line_of(path.read_text(), "targets: []"))
+    ]
+    assert "at least 1 item" in problems[0]["message"] and "count: 0" not in problems[0]["message"]
+
+
 def test_unreachable_target(bad_topology) -> None:
     # storage5's zone 1 port goes to a switch nobody else is on.
     topology = bad_topology(

@@ -198,6 +198,8 @@ def test_ior_verbosity_repeats() -> None:
         ("", "", "empty"),
         ("iozone -i 0 -i 0 -r 4k -s 1g -t 2", "-i", "given twice"),
         ("iozone -i 0 -r 4k -s -1g -t 2", "-s", "is negative"),
+        ("iozone -i 0 -r 1m -s 99999999g -t 2", "-s", "more than 2^53 B"),  # the option, not the key file_size
+        ("mpirun -np 4 ior -w -t 8m -b 1g -s 99999999999", "-b/-s", "more than 2^53 B"),  # -b x -s bytes a task
         ("mpirun -np -8 ior -w -t 1m -b 1g", "-np", "is negative"),
         ("mpirun -np 8 mdtest -F -u -I 10 -z 30 -b 10 -d /x", "-z", "more than 2,097,152 directories"),
         ("mpirun -np 64 mdtest -F -u -I 10 -z 5 -b 10 -d /x", "-np", "more than the 2,097,152 pfssim simulates"),

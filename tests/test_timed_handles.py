@@ -38,7 +38,9 @@ def test_timed_close_is_refused_for_ior(tmp_path: Path) -> None:
     result = run_cli("validate", str(bad))
     assert result.code == 2
     assert "timed_close (IOzone's -c) is an IOzone setting" in result.stderr + result.stdout
-    assert str(bad) in result.stderr + result.stdout
+    # At the key's own line, not the file's first key.
+    line = bad.read_text().splitlines().index("timed_close: true") + 1
+    assert f"{bad}:{line} timed_close: " in result.stderr + result.stdout
 
 
 def test_iozone_times_nothing_without_e_or_c() -> None:

@@ -163,6 +163,14 @@ def test_shipped_commands_are_read_and_agree_with_the_settings(path: Path) -> No
         ),
         ("pixstor-ior-n1", "-b ${FileSize}G", "-b 16g", "the command gives 16 GiB per thread (a number"),
         ("mdtest-pixstor-4k", "-np $Threads", "-np 64", "the command runs 64 threads (a number, not a variable)"),
+        # total_files derives -b for each count (2048 at 1 task, 1024 at 2, ...): a number fits none or one.
+        ("mdtest-pixstor-4k", "-b $Directories", "-b 7", "gives -b 7 (a number, not a variable), the workload 2048"),
+        (
+            "mdtest-pixstor-4k",
+            "-b $Directories",
+            "-b 2048",
+            "gives -b 2048 (a number, not a variable), the workload 1024",
+        ),
         (
             "beegfs-hp-iozone-seq",
             "command: iozone -i 0 -i 1 -c -e -w -r 1m -I -s $Size -t $Thread -+n -+m /path/to/threadlist",
@@ -553,3 +561,25 @@ def test_a_variable_glued_to_its_flag_stands_for_the_same_value(tmp_path: Path) 
     assert [(p.path, p.message.split(";")[0]) for p in info.value.problems] == [
         ("command", "the command gives fsync no, the workload yes")
     ]
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "folder"])
+def test_an_unreadable_workload_under_its_name_is_refused_not_passed_over(tmp_path: Path, kind: str) -> None:
+    # The topology's own workloads/ has the name, but not as a readable file: the repository's copy
+    # of that workload must not be used in its place.
+    (tmp_path / "topologies").mkdir()
+    topology = tmp_path / "topologies" / "hc.yaml"
+    topology.write_text((ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text())
+    (tmp_path / "topologies" / "parts").symlink_to(ROOT / "topologies" / "parts")
+    (tmp_path / "workloads").mkdir()
+    for shipped in (ROOT / "workloads").glob("*.yaml"):
+        (tmp_path / "workloads" / shipped.name).write_text(shipped.read_text())
+    broken = tmp_path / "workloads" / "beegfs-hc-ior-n1.yaml"
+    broken.unlink()
+    if kind == "folder":
+        broken.mkdir()
+    else:
+        broken.symlink_to(tmp_path / "nowhere.yaml")
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    assert f"{topology}:" in result.stdout and f"{broken}: cannot read file" in result.stdout, result.stdout

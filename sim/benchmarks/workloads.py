@@ -64,6 +64,8 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
         keys = ["segments"]
     elif message.startswith("per_node"):
         keys = ["per_node", "placement"]
+    elif message.split(" ", 1)[0] in data:  # a message about a key says so first (timed_close ...)
+        keys = [message.split(" ", 1)[0]]
     elif "thread" in message:
         keys = ["threads"]
     elif "operation" in message or " runs " in message:
@@ -181,7 +183,9 @@ def find_workload(name_or_path: str, topology: Path | None = None, base: Path | 
         return load_workload(candidate)
     for folder in workload_dirs(topology):
         path = folder / f"{name_or_path}.yaml"
-        if path.is_file():
+        # Anything under the name, a file or not (a dangling link, a folder), is the workload meant:
+        # it is read, and refused if unreadable, not passed over for a copy in a later folder.
+        if path.exists() or path.is_symlink():
             return load_workload(path)
     known = ", ".join(known_workloads(topology)) or "none"
     searched = ", ".join(str(d) for d in workload_dirs(topology)) or "no workloads/ folder found"

@@ -160,11 +160,20 @@ def _print_problems(problems: Sequence[Problem], stream: object = None) -> None:
             print(line, file=out)  # type: ignore[arg-type]
 
 
+class _Console(Console):
+    """rich's console, except that a reader who stops reading (``| head``) ends the command the way
+    every other write to standard output does (:func:`main`'s ``BrokenPipeError``), not with
+    rich's own exit code 1, which here means that a check failed."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def _progress():  # noqa: ANN202 - a rich Progress
     """A progress display on stderr, shown only on a terminal and cleared when done."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    stderr = Console(stderr=True)
+    stderr = _Console(stderr=True)
     return Progress(
         TextColumn("{task.description}", markup=False),  # workload names are the user's text
         BarColumn(),
@@ -186,7 +195,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary.to_json(), indent=2))
     else:
-        render_summary(summary, Console(markup=False))  # names are the user's text, not markup
+        render_summary(summary, _Console(markup=False))  # names are the user's text, not markup
     return EXIT_OK
 
 
@@ -235,6 +244,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except PfssimError as exc:
             problems += getattr(exc, "problems", None) or [Problem("--workload", None, "", str(exc))]
     commands: dict[str, int] = {}  # what a --cmd runs -> its number: the same benchmark twice is refused
+    given_as: dict[int, str] = {}  # a --cmd's number -> what it says before --threads
     labels: dict[str, str] = {}  # a --cmd workload's name -> how its problems name it
     # --cmd workloads are named cmd1, cmd2, ...: skipping names a --workload file already has.
     taken = {w.name for w in chosen}
@@ -242,18 +252,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     for i, command in enumerate(args.cmd):
         try:
             workload = parse_command(command, name=next(free))
-            what = workload.model_dump_json(exclude={"name", "title", "command"})
+            # Compared as they will run: lines that differ only in -t or -np are one benchmark once
+            # --threads gives both the same counts.
+            ran = workload.with_threads(args.threads) if args.threads else workload
+            what = ran.model_dump_json(exclude={"name", "title", "command"})
             if what in commands:
+                as_given = workload.model_dump_json(exclude={"name", "title", "command"}) == given_as[commands[what]]
+                why = "" if as_given else " once --threads replaces their thread counts"
                 problems.append(
                     Problem(
                         f"--cmd #{i + 1}",
                         None,
                         "",
-                        f"runs the same benchmark as --cmd #{commands[what]} (selected twice); give it once",
+                        f"runs the same benchmark as --cmd #{commands[what]}{why} (selected twice); give it once",
                     )
                 )
                 continue
             commands[what] = i + 1
+            given_as[i + 1] = workload.model_dump_json(exclude={"name", "title", "command"})
             chosen.append(workload)
             labels[workload.name] = f"--cmd #{i + 1}" if len(args.cmd) > 1 else "--cmd"
         except PfssimError as exc:
@@ -308,7 +324,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        render_run(result, Console(markup=False))  # names are the user's text, not markup
+        render_run(result, _Console(markup=False))  # names are the user's text, not markup
     return EXIT_OK
 
 
@@ -339,8 +355,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(parameters_json(), indent=2))
         else:
-            console = Console()
-            render_parameters(console if console.is_terminal else Console(width=160))
+            console = _Console()
+            render_parameters(console if console.is_terminal else _Console(width=160))
         return EXIT_OK
     if args.report is not None:
         check_report_path(args.report)
@@ -372,8 +388,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(result), indent=2))
     else:
-        console = Console()
-        render_console(result, console if console.is_terminal else Console(width=160))
+        console = _Console()
+        render_console(result, console if console.is_terminal else _Console(width=160))
     return EXIT_OK if result.ok else EXIT_CHECK_FAILED
 
 

@@ -140,7 +140,7 @@ class ServiceSpec(Model):
 
     kind: ServiceKind
     count: PartCount = 1
-    targets: list[Text] | None = None
+    targets: Annotated[list[Text], Field(min_length=1)] | None = None  # omit it, rather than give none
     interfaces: Literal["zone", "all"] | list[Text] | None = None
     workers: PartCount | None = None
 

@@ -308,6 +308,11 @@ def _yaml_problem(exc: yaml.YAMLError, text: str, file: str) -> Problem:
 def load_yaml(path: Path) -> tuple[Any, SourceMap]:
     """Read and parse a YAML file; unreadable files are a :class:`ConfigError` too."""
     try:
+        # Opening a named pipe waits for a writer, maybe for ever: only regular files are read.
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise ConfigError(
+                [Problem(str(path), None, "", "cannot read file: not a regular file (a pipe, device or socket)")]
+            )
         with path.open("rb") as handle:
             raw = handle.read(4 * MAX_CHARACTERS + 1)  # at most 4 bytes a character in UTF-8
     except OSError as exc:

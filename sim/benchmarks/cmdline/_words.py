@@ -116,6 +116,20 @@ def check_placeholders(tokens: list[str]) -> None:
         raise WorkloadError(problems)
 
 
+#: The option that sets each workload key, by program (for errors about a key of a --cmd workload).
+OPTION_OF = {
+    "iozone": {"fsync": "-e", "direct_io": "-I", "file_size": "-s", "record_size": "-r", "threads": "-t"},
+    "ior": {
+        **{"fsync": "-e", "direct_io": "-B", "file_size": "-b", "record_size": "-t", "threads": "-np"},
+        **{"segments": "-s", "per_node": "-npernode"},
+    },
+    "mdtest": {
+        **{"threads": "-np", "items": "-n", "items_per_dir": "-I", "write_bytes": "-w", "read_bytes": "-e"},
+        "per_node": "-npernode",
+    },
+}
+
+
 def make_workload(
     *,
     name: str,
@@ -156,12 +170,14 @@ def make_workload(
     try:
         return Workload.model_validate(fields)
     except ValidationError as exc:
-        problems = [
-            Problem(
-                SOURCE, None, ".".join(str(p) for p in error["loc"]), str(error["msg"]).removeprefix("Value error, ")
-            )
-            for error in exc.errors()
-        ]
+        options = OPTION_OF["iozone" if benchmark.startswith("iozone") else "ior"]
+        if segments > 1:  # IOR's bytes per task are -b x -s
+            options = {**options, "file_size": "-b/-s"}
+        problems = []
+        for error in exc.errors():
+            key = ".".join(str(p) for p in error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            problems.append(Problem(SOURCE, None, options.get(key, key), message))
         raise WorkloadError(problems) from None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shlex
 
-from sim.benchmarks.cmdline._words import PLACEHOLDER, check_placeholders, fail, is_program
+from sim.benchmarks.cmdline._words import OPTION_OF, PLACEHOLDER, check_placeholders, fail, is_program
 from sim.benchmarks.cmdline.ior import parse_ior
 from sim.benchmarks.cmdline.iozone import parse_iozone
 from sim.benchmarks.cmdline.launcher import LAUNCHER_NP, parse_launcher
@@ -184,6 +184,20 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
                     f"{where} gives {_shown('record_size', size)} per thread (a number, not a variable), the "
                     f"workload {_shown('record_size', workload.file_size_for(other))} at {other} threads"
                 )
+        if (
+            isinstance(workload, MdtestWorkload)
+            and isinstance(parsed, MdtestWorkload)
+            and workload.total_files is not None
+            and ("mdtest", "-b") not in swept
+        ):
+            # The total_files rule derives -b for each thread count: a number must be that at every one.
+            given = parsed.branching_for(parsed.threads[0])
+            other = next((t for t in workload.threads if workload.branching_for(t) != given), None)
+            if other is not None:
+                problems.append(
+                    f"{where} gives -b {given} (a number, not a variable), the workload "
+                    f"{workload.branching_for(other)} directories per task at {other} thread{'s' if other != 1 else ''}"
+                )
         for key in settings:
             mine, theirs = getattr(workload, key), getattr(parsed, key)
             if mine != theirs:
@@ -203,17 +217,6 @@ def _shown(key: str, value: object) -> str:
 
 #: The option of a command line that gives a workload setting, per program: a problem found with
 #: a ``--cmd`` workload's setting is reported at the option the user typed.
-_OPTION_OF = {
-    "iozone": {"fsync": "-e", "direct_io": "-I", "file_size": "-s", "record_size": "-r", "threads": "-t"},
-    "ior": {
-        **{"fsync": "-e", "direct_io": "-B", "file_size": "-b", "record_size": "-t", "threads": "-np"},
-        **{"segments": "-s", "per_node": "-npernode"},
-    },
-    "mdtest": {
-        **{"threads": "-np", "items": "-n", "items_per_dir": "-I", "write_bytes": "-w", "read_bytes": "-e"},
-        "per_node": "-npernode",
-    },
-}
 
 
 def option_of(workload: AnyWorkload, key: str) -> str:
@@ -223,4 +226,4 @@ def option_of(workload: AnyWorkload, key: str) -> str:
         program = "mdtest"
     else:
         program = "iozone" if workload.benchmark.startswith("iozone") else "ior"
-    return _OPTION_OF[program].get(key, key)
+    return OPTION_OF[program].get(key, key)
