@@ -248,6 +248,45 @@ def test_a_service_given_no_targets_is_told_to_give_some(tmp_path) -> None:
     assert "at least 1 item" in problems[0]["message"] and "count: 0" not in problems[0]["message"]
 
 
+@pytest.mark.parametrize(
+    ("catalogue", "old", "new", "topology", "fragment"),
+    [
+        # 100 GB/s of data over a link that signals 100 Gb/s: eight times what it can carry.
+        ("network.yaml", 'rate: "12.4 GB/s"', 'rate: "100 GB/s"', "beegfs-edr-2019", "above the signalling rate"),
+        # A 1-byte drive in a RAID group of 512 KiB stripe units.
+        ("drives.yaml", 'capacity: "12 TB"', 'capacity: "1 B"', "pixstor-large", "larger than a whole member drive"),
+    ],
+)
+def test_parts_that_cannot_exist_are_refused(
+    tmp_path, catalogue: str, old: str, new: str, topology: str, fragment: str
+) -> None:
+    path = _variant(tmp_path, topology, [])
+    parts = tmp_path / "parts" / catalogue
+    parts.write_text(parts.read_text().replace(old, new, 1))
+    problems = _located(run_cli("validate", str(path)))
+    assert any(fragment in m["message"] for m in problems), [m.group(0) for m in problems]
+
+
+def test_a_read_ahead_larger_than_the_cache_for_it_is_refused(tmp_path) -> None:
+    # An ME4084 controller has 8 GiB of cache, half of it for read-ahead.
+    path = _variant(
+        tmp_path,
+        "pixstor-large",
+        [("    part: powervault-me4084\n", "    part: powervault-me4084\n    read_ahead: 100 TiB\n")],
+    )
+    problems = _located(run_cli("validate", str(path)))
+    assert [(m["path"], int(m["line"])) for m in problems] == [
+        ("enclosures[0].read_ahead", _line_of(path.read_text(), "read_ahead: 100 TiB"))
+    ]
+    assert "does not fit in the 4 GiB" in problems[0]["message"], problems[0]["message"]
+    ok = _variant(
+        tmp_path / "ok",
+        "pixstor-large",
+        [("    part: powervault-me4084\n", "    part: powervault-me4084\n    read_ahead: 32 MiB\n")],
+    )
+    assert run_cli("validate", str(ok)).code == 0
+
+
 def test_unreachable_target(bad_topology) -> None:
     # storage5's zone 1 port goes to a switch nobody else is on.
     topology = bad_topology(

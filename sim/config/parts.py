@@ -23,6 +23,7 @@ from sim.config.quantities import (
     Size,
     Text,
 )
+from sim.config.units import Dimension, format_quantity
 from sim.params import value as param_value
 
 
@@ -114,6 +115,16 @@ class Link(Part):
     DOCUMENTARY: ClassVar[frozenset[str]] = frozenset({"signalling"})
     rate: Bandwidth
     signalling: Bandwidth | None = None
+
+    @model_validator(mode="after")
+    def _carries_no_more_than_it_signals(self) -> Link:
+        if self.signalling is not None and self.rate > self.signalling * (1 + 1e-9):
+            raise ValueError(
+                f"rate {format_quantity(self.rate, Dimension.BANDWIDTH)} is above the signalling rate "
+                f"{format_quantity(self.signalling, Dimension.BANDWIDTH)} ({self.signalling * 8 / 1e9:g} Gb/s): "
+                "a link carries no more data than it signals"
+            )
+        return self
 
 
 class Hca(Part):

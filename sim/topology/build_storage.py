@@ -9,6 +9,7 @@ from sim.config.system import (
     DriveSet,
     RaidSpec,
 )
+from sim.config.units import Dimension, format_quantity
 from sim.topology.build_base import BuilderBase, YamlPath, _Abort, _Pool
 from sim.topology.model import Component, RaidGroup
 
@@ -65,6 +66,14 @@ class StorageSteps(BuilderBase):
         # Adaptive read-ahead sizes itself by rules Dell does not publish; modelled as the documented
         # "Stripe" setting (docs/design.md, Devices).
         self.system.enclosure_read_ahead[name] = "stripe" if enc.read_ahead == "adaptive" else enc.read_ahead
+        room = part.cache_per_controller / 2 if part.cache_per_controller else None  # the read-ahead half
+        if isinstance(enc.read_ahead, float) and room is not None and enc.read_ahead > room:
+            self.problem(
+                (*path, "read_ahead"),
+                f"a read-ahead of {format_quantity(enc.read_ahead, Dimension.SIZE)} does not fit in the "
+                f"{format_quantity(room, Dimension.SIZE)} of a controller's cache kept for read-ahead "
+                f"(half its {format_quantity(part.cache_per_controller, Dimension.SIZE)})",
+            )
         pool = self.make_pool(name, enc.drives, part.slots, ctrl_names, path)
         owners = self.deal_groups(pool, enc.raid_groups, enc.spares, "vd{i}", path, ctrl_names, 0)
         if enc.expansion is None:
@@ -204,6 +213,13 @@ class StorageSteps(BuilderBase):
                         owner = owners[min(letter_index, len(owners) - 1)]
                     upstream = (owner,)
                 part_name, part = pool.parts[slots[0]]
+                if part.capacity < raid.stripe_unit:
+                    self.problem(
+                        (*gpath, "stripe_unit"),
+                        f"the stripe unit ({format_quantity(raid.stripe_unit, Dimension.SIZE)}) is larger than a "
+                        f"whole member drive ({format_quantity(part.capacity, Dimension.SIZE)})",
+                    )
+                    break
                 members = tuple(pool.drives[s] for s in slots)
                 group = RaidGroup(
                     name=group_name,
