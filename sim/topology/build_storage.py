@@ -66,13 +66,13 @@ class StorageSteps(BuilderBase):
         # Adaptive read-ahead sizes itself by rules Dell does not publish; modelled as the documented
         # "Stripe" setting (docs/design.md, Devices).
         self.system.enclosure_read_ahead[name] = "stripe" if enc.read_ahead == "adaptive" else enc.read_ahead
-        room = part.cache_per_controller / 2 if part.cache_per_controller else None  # the read-ahead half
-        if isinstance(enc.read_ahead, float) and room is not None and enc.read_ahead > room:
+        cache = part.cache_per_controller
+        if isinstance(enc.read_ahead, float) and cache and enc.read_ahead > cache / 2:  # the read-ahead half
             self.problem(
                 (*path, "read_ahead"),
                 f"a read-ahead of {format_quantity(enc.read_ahead, Dimension.SIZE)} does not fit in the "
-                f"{format_quantity(room, Dimension.SIZE)} of a controller's cache kept for read-ahead "
-                f"(half its {format_quantity(part.cache_per_controller, Dimension.SIZE)})",
+                f"{format_quantity(cache / 2, Dimension.SIZE)} of a controller's cache kept for read-ahead "
+                f"(half its {format_quantity(cache, Dimension.SIZE)})",
             )
         pool = self.make_pool(name, enc.drives, part.slots, ctrl_names, path)
         owners = self.deal_groups(pool, enc.raid_groups, enc.spares, "vd{i}", path, ctrl_names, 0)
