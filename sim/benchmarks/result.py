@@ -7,6 +7,9 @@ op/s); IOR and steady-state mdtest values are what the
 benchmark reports, set by its last task, with ``last_task_factor`` (reported / aggregate rate).
 3 - ``limit`` per point: "capacity" when its bottleneck (the busiest part) is at least half busy,
 "latency" when no part is and the rate is held by the time requests take (too few in flight).
+Keys added since, within version 3 (a reader that ignores keys it does not know reads them all
+alike): ``pool_occupancy`` (each pool's slots held over the window) and, for IOR points and
+IOzone points with ``-e`` or ``-c``, ``open_close_seconds``.
 """
 
 from __future__ import annotations
