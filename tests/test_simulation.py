@@ -723,3 +723,55 @@ def test_warm_start_does_not_walk_every_record_of_huge_chunks(op: str, monkeypat
         assert set(started) == {t for f in model.files for t in f.targets}
         for target, offsets in started.items():  # one per thread whose file is on it
             assert len(offsets) == sum(target in f.targets for f in model.files)
+
+
+def _shipped_variant(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """A shipped topology with ``old`` replaced once by ``new`` (its catalogue linked beside it)."""
+    text = (ROOT / "topologies" / f"{name}.yaml").read_text()
+    assert old in text, "test fixture out of date"
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_a_one_slot_pool_that_nobody_waits_for_is_not_the_bottleneck(tmp_path: Path) -> None:
+    # One connection per client and storage service: at 16 threads (one per client, one 4 KiB read
+    # in flight each) every connection is held all the time, yet no read ever waits for one; the
+    # rate is exactly the shipped system's, latency-bound. At 256 threads the reads queue for it.
+    from sim.benchmarks.workloads import find_workload
+
+    one = _shipped_variant(
+        tmp_path,
+        "beegfs-edr-2019",
+        "conn_max_internode: {meta: 32, storage: 12, client: 24}",
+        "conn_max_internode: {meta: 32, storage: 12, client: 1}",
+    )
+    workload = find_workload("beegfs-hp-iozone-random")
+    shipped = run_point(load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml"), workload, "random_read", 16)
+    few = run_point(load_system(one), workload, "random_read", 16)
+    assert few.value == shipped.value and few.bottleneck == shipped.bottleneck
+    assert "->" not in few.bottleneck and few.bottleneck_utilization < 0.5
+    many = run_point(load_system(one), workload, "random_read", 256)
+    assert "->" in many.bottleneck and many.bottleneck_utilization > 0.9
+
+
+def test_a_write_cache_whose_drives_never_rest_runs_full(tmp_path: Path) -> None:
+    # Controllers twice as fast as beegfs-high-capacity's: one IOzone writer then loads its RAID6
+    # 8+2 (8 data drives of 261 MB/s at the outer zone) past what its destages take, and its cache
+    # fills, a few stripes a second. Started at the watermark, the point once converged in the
+    # fraction of a second before that showed: 2.81 GB/s, 351 MB/s a drive. In the long run the
+    # drives set the rate: at most 8 x 261 MB/s.
+    from sim.benchmarks.workloads import find_workload
+
+    fast = _shipped_variant(
+        tmp_path,
+        "beegfs-high-capacity",
+        "    part: powervault-me4084\n",
+        "    part: powervault-me4084\n    overrides: {array_seq_write: 11 GB/s, array_seq_read: 14 GB/s}\n",
+    )
+    system = load_system(fast)
+    point = run_point(system, find_workload("beegfs-hc-iozone-seq"), "write", 1)
+    drive = system.drive_parts["me4084-0.drive0"]
+    assert point.ci_low <= 8 * drive.seq_write * 1.001, point.value
+    assert ".drive" in point.bottleneck and point.bottleneck_utilization > 0.99

@@ -85,9 +85,9 @@ MIN_BOTTLENECK_VISITS = 20
 #: the rate down is the time each request spends (too few requests in flight), not a capacity.
 LATENCY_BOUND_UTILIZATION = 0.5
 
-#: A pool of workers, connections or threads held at least this much of the time while no part is
-#: half busy is what the requests wait for: it is named as the bottleneck (more slots would raise
-#: the rate), instead of calling the point latency-bound.
+#: A pool of workers, connections or threads held at least this much of the time, and waited for,
+#: while no part is half busy is what the requests wait for: it is named as the bottleneck (more
+#: slots would raise the rate), instead of calling the point latency-bound.
 POOL_FULL = 0.9
 
 
@@ -275,6 +275,7 @@ class _Mark:
     ops: int  # device commands so far
     work: dict[str, float]
     visits: dict[str, int]
+    waits: dict[str, int]  # pools only: acquires that queued
 
     @classmethod
     def take(cls, env: simpy.Environment, meter: Meter, platform: Platform) -> _Mark:
@@ -289,6 +290,7 @@ class _Mark:
             platform.device_ops(),
             {name: station.done_work() for name, station in stations.items()},
             {name: station.visits for name, station in stations.items()},
+            {name: pool.waits for name, pool in platform.pools.items()},
         )
 
 
@@ -311,6 +313,7 @@ def _utilization(
     window: float,
     supply_scale: float = 1.0,
     consumers: frozenset[str] | set[str] = frozenset(),
+    waits0: dict[str, int] | None = None,
 ) -> tuple[dict[str, float], str, dict[str, float]]:
     """Utilisation of every station over a window, the bottleneck named from them, and the
     occupancy of every pool (mean slots held over its size). Work of stations and pools other
@@ -348,7 +351,10 @@ def _utilization(
         }
         # A request can hold one pool's slot while it queues for another's (a client connection while
         # it waits for a server worker), so the outer pool looks full too: name the tightest.
-        full = [n for n, held in occupancy.items() if held >= POOL_FULL]
+        # Full and waited for: a pool whose every user holds a slot of its own (one thread, one
+        # connection) is always full, but no request ever waits for it and more slots change nothing.
+        waited = {n: platform.pools[n].waits - (waits0 or {}).get(n, 0) for n in occupancy}
+        full = [n for n, held in occupancy.items() if held >= POOL_FULL and waited[n] > 0]
         if full:
             tightest = min(full, key=lambda n: (platform.pools[n].size, -occupancy[n], n))
             utilization[tightest] = occupancy[tightest]
@@ -372,6 +378,10 @@ def _utilization(
 def _rounded(shares: dict[str, float]) -> dict[str, float]:
     """Utilisations with a rounding excess over 1 (at most 1e-9) taken off."""
     return {name: 1.0 if 1.0 < u <= 1.0 + 1e-9 else u for name, u in shares.items()}
+
+
+#: Utilisation of a drive behind a write cache that says its destages never run dry (see _steady_point).
+DESTAGE_SATURATED = 0.99
 
 
 class _CacheFilled(Exception):
@@ -521,7 +531,16 @@ def _steady_point(
     behind = 1.0
     if meter.by_supply and not supplied and last.supplied - first.supplied > last.amount - first.amount > 0:
         behind = (last.amount - first.amount) / (last.supplied - first.supplied)
-    utilization, bottleneck, pools = _utilization(platform, first.work, first.visits, window, behind, meter.consumers)
+    utilization, bottleneck, pools = _utilization(
+        platform, first.work, first.visits, window, behind, meter.consumers, first.waits
+    )
+    if cache_fill < 1.0 and any(utilization.get(d, 0.0) >= DESTAGE_SATURATED for d in platform.destaging_drives()):
+        # A cache at its watermark destages only what arrives: drives busy all the time mean the
+        # destages have work above the watermark all the time, so the load is at or past what they
+        # can take and the cache is filling, however slowly. A cache filling by a few stripes a
+        # second looks steady over a point's fraction of a second (beegfs-high-capacity with
+        # controllers twice as fast: one writer at 2.81 GB/s from a RAID6 8+2 of 261 MB/s drives).
+        raise _CacheFilled
     factor = None
     if mdtest or workload.benchmark.startswith("ior"):  # IOR -F reports the same way
         after, before = (

@@ -194,7 +194,7 @@ class Pool:
     at ``t``), and a timer is set only while someone waits for a slot. A holder whose end is
     computed at arrival (a :class:`Station` booking) thus costs the pool nothing in events."""
 
-    __slots__ = ("env", "name", "size", "used", "queue", "visits", "_area", "_since", "_due", "_timer_at")
+    __slots__ = ("env", "name", "size", "used", "queue", "visits", "waits", "_area", "_since", "_due", "_timer_at")
 
     def __init__(self, env: simpy.Environment, name: str, size: int) -> None:
         self.env = env
@@ -203,6 +203,7 @@ class Pool:
         self.used = 0
         self.queue: deque[Event] = deque()
         self.visits = 0
+        self.waits = 0  # acquires that found every slot taken and queued
         self._area = 0.0  # slot-seconds held up to _since
         self._since = 0.0
         self._due: list[float] = []  # heap of the times of releases announced by release_at
@@ -266,6 +267,7 @@ class Pool:
             return None
         waiting = Event(self.env)
         self.queue.append(waiting)
+        self.waits += 1
         self._arm()
         return waiting
 

@@ -163,6 +163,15 @@ class Platform:
             for vdisk, cache in c.caches.items()
         )
 
+    def destaging_drives(self) -> set[str]:
+        """The member drives of every virtual disk behind an ME4 write cache, by name."""
+        return {
+            drive.name
+            for c in self.controllers.values()
+            for cache in c.caches.values()
+            for drive in cache.device.members
+        }
+
     def prestart_read_ahead(self, starts: dict[str, list[float]]) -> None:
         """Start the controllers' read-ahead streams of each virtual disk at the given offsets (where
         each stream's next host read begins), in order, while their read-ahead budgets have room."""
