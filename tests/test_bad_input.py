@@ -265,6 +265,8 @@ def test_parts_that_cannot_exist_are_refused(
     parts.write_text(parts.read_text().replace(old, new, 1))
     problems = _located(run_cli("validate", str(path)))
     assert any(fragment in m["message"] for m in problems), [m.group(0) for m in problems]
+    # The part's own problem, not an "unknown part" at every part that names it as well.
+    assert not any("unknown" in m["message"] for m in problems), [m.group(0) for m in problems]
 
 
 def test_a_read_ahead_larger_than_the_cache_for_it_is_refused(tmp_path) -> None:

@@ -107,6 +107,8 @@ class Catalogue:
     """All parts known to a system: the shared catalogue plus the system file's own ``parts``."""
 
     entries: dict[str, dict[str, CatalogueEntry]] = field(default_factory=lambda: {kind: {} for kind in PART_KINDS})
+    # Parts defined with problems of their own (already reported): a reference to one is not unknown.
+    invalid: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in PART_KINDS})
 
     def get(self, kind: str, name: str) -> CatalogueEntry | None:
         """The entry of ``kind`` called ``name``, or None."""
@@ -145,6 +147,7 @@ class Catalogue:
                     part = validate_model(PART_KINDS[kind], fields, smap, path)
                 except ConfigError as exc:
                     problems.extend(exc.problems)
+                    self.invalid[kind].add(str(name))
                     continue
                 self.entries[kind][name] = CatalogueEntry(kind, str(name), part, fields, smap, path)
         return problems
@@ -158,7 +161,8 @@ class Catalogue:
                     value: Any = entry.raw
                     for key in field_path:
                         value = value.get(key) if isinstance(value, dict) else None
-                    if value is not None and value not in self.entries[target_kind]:
+                    known = value in self.entries[target_kind] or value in self.invalid[target_kind]
+                    if value is not None and not known:
                         problems.append(
                             entry.smap.problem(
                                 (*entry.path, *field_path),
