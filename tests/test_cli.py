@@ -261,6 +261,16 @@ def test_an_unwritable_plot_folder_is_refused_before_simulating(monkeypatch) -> 
     assert result.code == 2 and f"{long}: --plot: the file name is too long" in result.stderr
 
 
+def test_an_output_file_named_with_a_trailing_slash_is_refused(tmp_path) -> None:
+    # "x.png/" names a folder; Path() drops the slash, and the plot was written as the file x.png.
+    given = f"{tmp_path}/x.png/"
+    result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--plot", given)
+    assert result.code == 2 and "ends in a slash, which names a folder" in result.stderr
+    result = run_cli("reproduce", "--report", f"{tmp_path}/r.md/")
+    assert result.code == 2 and "ends in a slash, which names a folder" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_plot_shows_the_ceiling_and_which_points_are_latency_bound() -> None:
     from matplotlib.colors import to_rgba
 

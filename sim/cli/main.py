@@ -85,7 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workers", action=_Once, type=int, default=2, help="processes simulating points (default 2)")
     run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
-    run.add_argument("--plot", action=_Once, type=Path, metavar="FILE", help="write the curves to FILE (.png or .svg)")
+    run.add_argument(
+        "--plot", action=_Once, type=_output_file, metavar="FILE", help="write the curves to FILE (.png or .svg)"
+    )
 
     reproduce = commands.add_parser(
         "reproduce", help="run the published suites and score the predictions against the published results"
@@ -100,7 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument(
         "--report",
         action=_Once,
-        type=_output_path,
+        type=_output_file,
         metavar="FILE",
         help="write a self-contained report (.md with PNGs beside it, or .html)",
     )
@@ -135,6 +137,15 @@ def _output_path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path; give a file or folder name")
     return Path(text)
+
+
+def _output_file(text: str) -> Path:
+    """An output file's path as given: not empty, and not ending in a slash, which names a folder
+    (``Path`` drops the slash, and ``x.png/`` would be written as the file ``x.png``)."""
+    path = _output_path(text)
+    if text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"{text!r} ends in a slash, which names a folder; give a file name")
+    return path
 
 
 def _seed(text: str) -> int:
