@@ -132,7 +132,7 @@ def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
         and f"{tmp_path / 'x.gif'}: --plot: the plot file must end in .png or .svg" in bad_plot.stderr
     )
     empty = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--plot", "")
-    assert empty.code == 2 and "--plot: give a file name" in empty.stderr
+    assert empty.code == 2 and "--plot: an empty path; give a file name" in empty.stderr
     assert not (tmp_path / "x.gif").exists()
     assert run_cli("run", TINY, "--threads", "0").code == 2
     assert run_cli("run", TINY, "--workers", "0").code == 2

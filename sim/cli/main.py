@@ -142,7 +142,9 @@ def _output_path(text: str) -> Path:
 def _output_file(text: str) -> Path:
     """An output file's path as given: not empty, and not ending in a slash, which names a folder
     (``Path`` drops the slash, and ``x.png/`` would be written as the file ``x.png``)."""
-    path = _output_path(text)
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a file name")
+    path = Path(text)
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{text!r} ends in a slash, which names a folder; give a file name")
     return path
