@@ -403,9 +403,11 @@ def run_point(
     None), others in steady state; ``whole_phase`` True or False forces one way.
 
     IOzone and IOR writes first run with the ME4 write caches at their flush watermark, where a
-    long run of a load the destages keep up with holds them; if a write ever finds a cache full,
-    the load outruns the destages, and the point starts again with the caches full, where the
-    long run of such a load holds them (:meth:`WriteBackCache.prefill`). Starting every write
+    long run of a load the destages keep up with holds them. If a write finds a cache full, a
+    cache grows by more than a round of destages after the warm-up, or a drive behind a cache is
+    busy all the kept window (:data:`DESTAGE_SATURATED`), the load outruns the destages, and the
+    point starts again with the caches full, where the long run of such a load holds them
+    (:meth:`WriteBackCache.prefill`). Starting every write
     point full made the drives destage the prefilled surplus for the whole of a point their
     writes did not load (pixstor-large, one O_DIRECT thread: every drive 100% busy and named the
     bottleneck of a rate set by the thread's latency).
@@ -432,8 +434,8 @@ def _steady_point(
     precision: Precision,
     cache_fill: float,
 ) -> PointResult:
-    """``run_point`` in steady state, write caches prefilled to ``cache_fill`` (raises
-    :class:`_CacheFilled` if a write finds a cache full that started below full)."""
+    """``run_point`` in steady state, write caches prefilled to ``cache_fill`` (below full, raises
+    :class:`_CacheFilled` on any of :func:`run_point`'s signs that the load outruns the destages)."""
     started = time.perf_counter()
     env = Environment()
     streams = Streams(seed)

@@ -12,12 +12,16 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from sim import __version__
 from sim.config.quantities import MAX_THREADS
 from sim.errors import PfssimError, Problem, WorkloadError
+
+if TYPE_CHECKING:
+    from sim.config.workload import AnyWorkload
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -236,6 +240,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_BAD_INPUT if failed else EXIT_OK
 
 
+def _settings(workload: AnyWorkload) -> str:
+    """What a workload runs, without its name, title and command line (two --cmd lines compared)."""
+    return workload.model_dump_json(exclude={"name", "title", "command"})
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``pfssim run``: resolve inputs (all errors before any simulation), simulate, render."""
     from sim.benchmarks.cmdline import option_of, parse_command
@@ -243,7 +252,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sim.benchmarks.runnable import check_all_runnable
     from sim.benchmarks.suite import default_workloads, run_suite
     from sim.benchmarks.workloads import find_workload
-    from sim.config.workload import AnyWorkload
     from sim.report.plot import check_plot_path, write_plot
     from sim.report.run import render_run
     from sim.topology.build import load_system
@@ -268,10 +276,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             # Compared as they will run: lines that differ only in -t or -np are one benchmark once
             # --threads gives both the same counts.
             ran = workload.with_threads(args.threads) if args.threads else workload
-            what = ran.model_dump_json(exclude={"name", "title", "command"})
+            what = _settings(ran)
             if what in commands:
-                as_given = workload.model_dump_json(exclude={"name", "title", "command"}) == given_as[commands[what]]
-                why = "" if as_given else " once --threads replaces their thread counts"
+                why = (
+                    ""
+                    if _settings(workload) == given_as[commands[what]]
+                    else " once --threads replaces their thread counts"
+                )
                 problems.append(
                     Problem(
                         f"--cmd #{i + 1}",
@@ -282,7 +293,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 )
                 continue
             commands[what] = i + 1
-            given_as[i + 1] = workload.model_dump_json(exclude={"name", "title", "command"})
+            given_as[i + 1] = _settings(workload)
             chosen.append(workload)
             labels[workload.name] = f"--cmd #{i + 1}" if len(args.cmd) > 1 else "--cmd"
         except PfssimError as exc:
