@@ -263,6 +263,54 @@ def test_streams_are_reproducible_and_independent() -> None:
     assert all(0.0 <= x < 1.0 for x in xs)
 
 
+def test_a_stream_is_pcg64_from_the_digest_of_its_seed_and_name() -> None:
+    # The seeding is the contract behind "same seed, same numbers on every machine": a stream's
+    # first words are PCG64's from the BLAKE2b-256 digest of "seed/name" (state and increment,
+    # four little-endian 64-bit words), through PCG64's own seeding rule (pcg64_set_seed:
+    # increment made odd, state advanced), retyped here rather than taken from sim.engine.rng.
+    import hashlib
+
+    import numpy as np
+
+    words = hashlib.blake2b(b"7/storage3.numa1.target2", digest_size=32).digest()
+    w = [int.from_bytes(words[8 * i : 8 * i + 8], "little") for i in range(4)]
+    seed, inc = (w[0] << 64) | w[1], (w[2] << 64) | w[3]
+    mult = 0x2360ED051FC65DA44385DF649FCCF645
+    mask = (1 << 128) - 1
+    state, increment = 0, ((inc << 1) | 1) & mask
+
+    def step(s: int) -> int:
+        return (s * mult + increment) & mask
+
+    state = step((step(state) + seed) & mask)
+    ours = np.random.PCG64()
+    ours.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": increment}, "has_uint32": 0, "uinteger": 0}
+    expected = np.random.Generator(ours).random(5).tolist()
+    stream = Stream(7, "storage3.numa1.target2")
+    assert [stream.uniform() for _ in range(5)] == expected
+
+
+def test_the_cycle_collector_is_off_inside_a_point_and_as_it_was_after() -> None:
+    import gc
+
+    from sim.engine.core import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
+    with pytest.raises(KeyError), collector_paused():
+        raise KeyError("x")
+    assert gc.isenabled()  # back on after an exception too
+
+
 def test_batch_estimate_interval() -> None:
     est = batch_estimate([10.0, 12.0, 11.0, 9.0], [1.0, 1.0, 1.0, 1.0])
     assert est.mean == 10.5

@@ -43,7 +43,7 @@ import simpy
 from sim.benchmarks.runnable import check_runnable
 from sim.benchmarks.straggler import last_task_interval
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
-from sim.engine.core import Environment, Pool, Station
+from sim.engine.core import Environment, Pool, Station, collector_paused
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.engine.stats import Estimate, batch_estimate, mser_cut
@@ -412,6 +412,20 @@ def run_point(
     writes did not load (pixstor-large, one O_DIRECT thread: every drive 100% busy and named the
     bottleneck of a rate set by the thread's latency).
     """
+    with collector_paused():
+        return _run_point(system, workload, op, threads, seed, precision, whole_phase)
+
+
+def _run_point(
+    system: System,
+    workload: AnyWorkload,
+    op: str,
+    threads: int,
+    seed: int,
+    precision: Precision,
+    whole_phase: bool | None,
+) -> PointResult:
+    """:func:`run_point` with the cycle collector paused."""
     if isinstance(workload, MdtestWorkload):
         small = whole_phase_fits(system, workload, op, threads)
         if whole_phase if whole_phase is not None else small:
