@@ -413,30 +413,17 @@ def run_point(
     bottleneck of a rate set by the thread's latency).
     """
     with collector_paused():
-        return _run_point(system, workload, op, threads, seed, precision, whole_phase)
-
-
-def _run_point(
-    system: System,
-    workload: AnyWorkload,
-    op: str,
-    threads: int,
-    seed: int,
-    precision: Precision,
-    whole_phase: bool | None,
-) -> PointResult:
-    """:func:`run_point` with the cycle collector paused."""
-    if isinstance(workload, MdtestWorkload):
-        small = whole_phase_fits(system, workload, op, threads)
-        if whole_phase if whole_phase is not None else small:
-            return _whole_phase(system, workload, op, threads, seed, precision)
-        return _steady_point(system, workload, op, threads, seed, precision, 1.0)
-    if not op.endswith("write"):  # reads prefill no cache (RunContext.io_op)
-        return _steady_point(system, workload, op, threads, seed, precision, 1.0)
-    try:
-        return _steady_point(system, workload, op, threads, seed, precision, 0.5)
-    except _CacheFilled:
-        return _steady_point(system, workload, op, threads, seed, precision, 1.0)
+        if isinstance(workload, MdtestWorkload):
+            small = whole_phase_fits(system, workload, op, threads)
+            if whole_phase if whole_phase is not None else small:
+                return _whole_phase(system, workload, op, threads, seed, precision)
+            return _steady_point(system, workload, op, threads, seed, precision, 1.0)
+        if not op.endswith("write"):  # reads prefill no cache (RunContext.io_op)
+            return _steady_point(system, workload, op, threads, seed, precision, 1.0)
+        try:
+            return _steady_point(system, workload, op, threads, seed, precision, 0.5)
+        except _CacheFilled:
+            return _steady_point(system, workload, op, threads, seed, precision, 1.0)
 
 
 def _steady_point(
