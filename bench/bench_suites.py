@@ -1,14 +1,16 @@
 """Speed of pfssim: wall time, simulated requests per second and peak memory of each default suite.
 
 "req/s" counts every benchmark request the engine simulated (warm-up included) per second of wall
-time, set-up included; "req/s@top" is the same over the points at the suite's largest thread count.
+time, set-up included; "req/s@top" is the same over the IOzone and IOR points (I/O requests) at the
+suite's largest thread count, and "md@top" over its MDtest points there (metadata operations).
 "ev/req" is the SimPy events scheduled per simulated request over the suite: unlike the times, it
 does not depend on how busy the machine is, so it shows an engine change's effect on any machine.
 "ref req/s" is plain SimPy on the reference network of engine-speed.md (bench/engine_reference.py),
 run before the first suite and after each (the mean of the runs either side of a suite); the
 machine's speed drifts over minutes, so "@top ref" scales req/s@top by 63,500 / that figure: what
-the suite would do at its top thread count on the machine engine-speed.md measured, the figure the
-"30,000 requests/s at 1024 threads" target is read against.
+the suite's I/O points would do at its top thread count on the machine engine-speed.md measured,
+the figure the "30,000 simulated I/O requests per second at 1024 threads" target is read against
+("md ref" is md@top scaled the same way).
 Below each suite, one line per workload gives its points and wall time (an MDtest workload's line
 is its full sweep: every thread count, all four phases).
 
@@ -48,8 +50,10 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
     events = sum(p.events_total for p in result.points)
     slowest = max(result.points, key=lambda p: p.wall_s)
     top = max(p.threads for p in result.points)
-    at_top = [p for p in result.points if p.threads == top]
-    rate_top = sum(p.requests_total for p in at_top) / sum(p.wall_s for p in at_top)
+    at_top = [p for p in result.points if p.threads == top and p.benchmark != "mdtest"]
+    md_top = [p for p in result.points if p.threads == top and p.benchmark == "mdtest"]
+    rate_top = sum(p.requests_total for p in at_top) / sum(p.wall_s for p in at_top) if at_top else 0.0
+    rate_md = sum(p.requests_total for p in md_top) / sum(p.wall_s for p in md_top) if md_top else 0.0
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     per_workload = [(w.name, w.benchmark, [p for p in result.points if p.workload == w.name]) for w in result.workloads]
     breakdown = [
@@ -66,6 +70,7 @@ def _measure(topology: str, threads: list[int] | None, queue: multiprocessing.Qu
             events / requests,
             top,
             rate_top,
+            rate_md,
             slowest.wall_s,
             f"{slowest.workload} {slowest.op} {slowest.threads}",
             peak_mib,
@@ -123,7 +128,8 @@ def main() -> None:
     context = multiprocessing.get_context("spawn")
     header = (
         f"{'suite':26s} {'points':>6s} {'wall s':>8s} {'req/s':>9s} {'ev/req':>6s} {'top thr':>7s} {'req/s@top':>9s} "
-        f"{'slowest s':>9s}  {'peak MiB':>8s} {'ref req/s':>9s} {'@top ref':>8s}  slowest point"
+        f"{'md@top':>8s} {'slowest s':>9s}  {'peak MiB':>8s} {'ref req/s':>9s} {'@top ref':>8s} {'md ref':>7s}"
+        "  slowest point"
     )
     print(header)
     reference = None if args.no_reference else _reference(context)
@@ -131,19 +137,23 @@ def main() -> None:
         queue: multiprocessing.Queue = context.Queue()
         process = context.Process(target=_measure, args=(topology, threads, queue))
         process.start()
-        name, points, wall, rate, per_request, top, rate_top, slow_s, slow, peak, breakdown = _result(process, queue)
+        name, points, wall, rate, per_request, top, rate_top, rate_md, slow_s, slow, peak, breakdown = _result(
+            process, queue
+        )
         process.join()
         scaled = ""
         if reference is not None:
             after = _reference(context)
             machine = (reference + after) / 2
-            scaled = f"{machine:9.0f} {rate_top * REFERENCE_RATE / machine:8.0f}"
+            scaled = (
+                f"{machine:9.0f} {rate_top * REFERENCE_RATE / machine:8.0f} {rate_md * REFERENCE_RATE / machine:7.0f}"
+            )
             reference = after
         else:
-            scaled = f"{'-':>9s} {'-':>8s}"
+            scaled = f"{'-':>9s} {'-':>8s} {'-':>7s}"
         print(
             f"{name:26s} {points:6d} {wall:8.1f} {rate:9.0f} {per_request:6.1f} {top:7d} {rate_top:9.0f} "
-            f"{slow_s:9.2f}  {peak:8.0f} {scaled}  {slow}",
+            f"{rate_md:8.0f} {slow_s:9.2f}  {peak:8.0f} {scaled}  {slow}",
             flush=True,
         )
         for workload, bench, count, seconds, slowest in breakdown:
