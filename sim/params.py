@@ -80,7 +80,11 @@ _PARAMETERS = [
         "-1.2%; 768: +1.1% / +8.7%), and checked again in session 13, when HDD sector angles became a "
         "hash of the sector and GPFS LUNs began using their own primary NSD server (before, the first "
         "listed served all). The high-capacity check points agree (512: +2.9% / +3.2% at 32 / 512 "
-        "threads; 768: +7.8% / +5.9%); plausible against the [ASSUMED] 8 GiB cache per controller (512 x "
+        "threads; 768: +7.8% / +5.9%). Checked again in session 20, when random writes began with "
+        "the caches as the destage elevator leaves them (before, the 1-thread point started far from "
+        "its steady state and came out 5-6% low): 512 gives -2.3% / +4.2% (384: -9.1% / -3.5%; 768: "
+        "+8.5% / +13.3%), so by the same rule 512 stays, the high-capacity points +4.7% / +4.4%; "
+        "plausible against the [ASSUMED] 8 GiB cache per controller (512 x "
         "512 KiB chunk-sized cache segments x 4 virtual disks = 1 GiB of dirty data per controller)",
         "pixstor-large iozone random write",
     ),

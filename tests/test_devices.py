@@ -82,6 +82,35 @@ def _parity_cache(
     return env, cache, members
 
 
+@pytest.mark.parametrize("swept", [False, True])
+def test_a_swept_prefill_holds_writes_as_the_destage_elevator_leaves_them(swept: bool) -> None:
+    # 4 KiB writes anywhere on the virtual disk. The elevator sweeps up the disk and wraps: a
+    # write a fraction x of a pass ahead of the sweep has waited at most (1 - x) of a pass, so
+    # the held writes have density 2 (1 - x) ahead of it and 3/4 of them lie in the half pass
+    # just ahead; a plain (uniform) prefill puts half there. The sweep starts at a drawn write.
+    env, cache, _ = _parity_cache(entries=4000)
+    stream = Stream(11, "prefill")
+    span = cache.span
+    draws: list[float] = []
+
+    def sample() -> tuple[float, float]:
+        draws.append(float(stream.integer(int(span // 4096)) * 4096))
+        return draws[-1], 4096.0
+
+    cache.prefill(sample, fill=1.0, swept=swept)
+    held = [start for start, _entry in cache.order] + [start for start, _entry in cache.full]
+    phase = draws[0]
+    ahead = [((offset - phase) % span) / span for offset in held]
+    near = sum(1 for x in ahead if x < 0.5) / len(ahead)
+    if swept:
+        # The first destages (53 in flight: 320 member commands over 6 per 4 KiB write) took the
+        # writes nearest ahead of the phase and moved the sweep on to the last of them.
+        assert cache.active == 53 and 0 <= (cache.sweep - phase) % span < 0.05 * span
+        assert near == pytest.approx(0.75, abs=0.03)
+    else:
+        assert near == pytest.approx(0.5, abs=0.03)
+
+
 def test_raid6_full_stripe_write_reads_nothing() -> None:
     env = simpy.Environment()
     raid, members = _parity_raid(env)

@@ -70,6 +70,7 @@ class WriteBackCache:
         self.entries = int(value("me4_cache_entries_per_vdisk"))
         self.destagers = 1
         self.width = device.data * device.su  # bytes of data in one stripe
+        self.span = device.capacity  # the elevator's pass: the virtual disk's address space
         self.order: list[tuple[float, int]] = []  # (start, entry id) of the waiting entries, by address
         # Parity RAID only: entries that hold a whole stripe, by address. They destage first, so a
         # sequential stream's newest stripe, still filling, is not written by read-modify-write.
@@ -85,11 +86,26 @@ class WriteBackCache:
         self.waits = 0  # host writes that found the cache full and waited for a destage
         self._ids = 0
 
-    def prefill(self, sample: Callable[[], tuple[float, float]], fill: float = 1.0) -> None:
+    def prefill(self, sample: Callable[[], tuple[float, float]], fill: float = 1.0, swept: bool = False) -> None:
         """Start holding writes drawn from ``sample`` (offset, size), as after a long write phase:
         full (``fill`` 1) under a workload that saturates the destage, at the flush watermark
-        (``fill`` 0.5) under one that does not."""
-        _, size = sample()
+        (``fill`` 0.5) under one that does not.
+
+        ``swept``: the writes arrive anywhere (random I/O), and the cache holds them as its
+        elevator leaves them. The destages sweep up the disk and wrap round, so a write waits until
+        the sweep next reaches it: one a fraction x of a pass ahead of the sweep arrived at most
+        (1 - x) of a pass ago, and the held writes thin out linearly from just ahead of the sweep
+        (density 2 (1 - x)) to just behind it. Of two draws, the one nearer ahead of the sweep has
+        exactly that density. The sweep starts at a drawn write's place. A uniform start made the
+        first destages seek further than the steady state's, and the rate rose over a pass of the
+        elevator, longer than a point runs: pixstor-large's random writes at 8 threads gave 12.2K
+        IOPS (seeds 1-8, sd 1.6%, each with a +-2% interval) where runs of 5 s of simulated time
+        give 12.9K (seeds 1, 2, 3, 7: within 0.5%). From this start they give 13.2K (sd 0.9%).
+        Still 2% above the long runs, and the other points measured agree (2-3% above on
+        pixstor-large at 512 threads and on its expansion, within 0.5% on beegfs-high-capacity):
+        docs/design.md, Known weaknesses.
+        """
+        phase, size = sample()
         commands = self.device.member_commands("write", size)
         self.destagers = max(1, round(value("hdd_ncq_depth") * len(self.device.members) / commands))
         # As many entries as the sort window, or as the cache holds writes of this size if fewer.
@@ -104,9 +120,15 @@ class WriteBackCache:
         while self.held < target and draws < 8 * target + 8:
             draws += 1
             offset, size = sample()
+            if swept:
+                other, other_size = sample()
+                if (other - phase) % self.span < (offset - phase) % self.span:
+                    offset, size = other, other_size
             self._store(self._pieces(offset, size), ordered=False)
         self.order.sort()  # appended unordered (one sort instead of an insertion each)
         self.full.sort()
+        if swept:
+            self.sweep = phase
         self._kick()
 
     def _pieces(self, offset: float, size: float) -> list[tuple[float, float]]:

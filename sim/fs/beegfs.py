@@ -182,7 +182,7 @@ class BeeGFSModel:
                 bases = regions[target]
                 return lambda: (bases[stream.integer(len(bases))] + stream.integer(slots) * piece, piece)
 
-            self.ctx.platform.prefill_caches_with(sampler, only=set(regions))
+            self.ctx.platform.prefill_caches_with(sampler, only=set(regions), swept=True)
             return
 
         records = max(int(self.file_size // self.record), 1)

@@ -161,7 +161,7 @@ class GpfsModel:
 
             return units().__next__
 
-        self.ctx.platform.prefill_caches_with(sampler, only=set(self.nsds))
+        self.ctx.platform.prefill_caches_with(sampler, only=set(self.nsds), swept=self.ctx.random)
 
     def prestart_read_ahead(self) -> None:
         """Controllers' read-ahead starts cold. Scattered blocks give a LUN no sequential streams to

@@ -135,7 +135,7 @@ class MetadataModelBase:
             slots = max(int(platform.raids[lun].capacity // unit), 1)
             return lambda: (stream.integer(slots) * unit, unit)
 
-        platform.prefill_caches_with(sampler, self.written_luns(), self.prefill_fill)
+        platform.prefill_caches_with(sampler, self.written_luns(), self.prefill_fill, swept=True)
 
     def start(self) -> None:
         """One process per mdtest task."""

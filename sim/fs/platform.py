@@ -137,14 +137,16 @@ class Platform:
         sampler: Callable[[str], Callable[[], tuple[float, float]]],
         only: set[str] | None = None,
         fill: Callable[[str], float] | None = None,
+        swept: bool = False,
     ) -> None:
         """Fill ME4 write caches (of the virtual disks in ``only``, or all); ``sampler(vdisk)`` draws
         (offset, size) of one dirty write, ``fill(vdisk)`` how full the cache starts (default
-        ``cache_fill``)."""
+        ``cache_fill``); ``swept`` for writes drawn anywhere, held as the destage elevator leaves
+        them (:meth:`WriteBackCache.prefill`)."""
         for controller in self.controllers.values():
             for vdisk, cache in controller.caches.items():
                 if only is None or vdisk in only:
-                    cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else self.cache_fill)
+                    cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else self.cache_fill, swept)
 
     def cache_waits(self) -> int:
         """Host writes that have found an ME4 write cache full so far (all caches)."""
