@@ -101,8 +101,8 @@ class WriteBackCache:
         elevator, longer than a point runs: pixstor-large's random writes at 8 threads gave 12.2K
         IOPS (seeds 1-8, sd 1.6%, each with a +-2% interval) where runs of 5 s of simulated time
         give 12.9K (seeds 1, 2, 3, 7: within 0.5%). From this start they give 13.2K (sd 0.9%).
-        Still 2% above the long runs, and the other points measured agree (2-3% above on
-        pixstor-large at 512 threads and on its expansion, within 0.5% on beegfs-high-capacity):
+        Still 2% above the long runs (likewise at 512 threads and on the expansion; within 0.5% on
+        beegfs-high-capacity), since those points start full and settle a little below full:
         docs/design.md, Known weaknesses.
         """
         phase, size = sample()
