@@ -116,7 +116,8 @@ def check_placeholders(tokens: list[str]) -> None:
         raise WorkloadError(problems)
 
 
-#: The option that sets each workload key, by program (for errors about a key of a --cmd workload).
+#: The option that sets each workload key, by program: a problem found with a ``--cmd`` workload's
+#: setting is reported at the option the user typed.
 OPTION_OF = {
     "iozone": {"fsync": "-e", "direct_io": "-I", "file_size": "-s", "record_size": "-r", "threads": "-t"},
     "ior": {

@@ -215,10 +215,6 @@ def _shown(key: str, value: object) -> str:
     return str(value)
 
 
-#: The option of a command line that gives a workload setting, per program: a problem found with
-#: a ``--cmd`` workload's setting is reported at the option the user typed.
-
-
 def option_of(workload: AnyWorkload, key: str) -> str:
     """The command-line option that sets ``key`` of a workload read from a command line (``-e`` for
     ``fsync`` ...), or ``key`` itself when no single option does."""
