@@ -393,6 +393,27 @@ def test_a_write_load_that_outruns_the_destages_runs_with_the_caches_full() -> N
     assert ".drive" in point.bottleneck and point.bottleneck_utilization > 0.95
 
 
+def test_a_point_started_again_full_is_charged_with_its_pilot() -> None:
+    # The point's wall time, requests and events are everything computing it took, the pilot at
+    # the watermark included (bench/ reads them; before session 21 the pilot's share, up to 40% of
+    # a beegfs-high-capacity IOR write point, went uncounted).
+    from sim.benchmarks import driver
+
+    system = load_system(PIXSTOR)
+    workload = find_workload("pixstor-iozone-random")
+    args = (system, workload, "random_write", 8, 1, driver.DEFAULT_PRECISION)
+    with pytest.raises(driver._CacheFilled) as caught:
+        driver._steady_point(*args, 0.5)
+    pilot = caught.value
+    alone = driver._steady_point(*args, 1.0)
+    point = run_point(*args)
+    assert pilot.requests > 0 and pilot.events > pilot.requests and pilot.wall_s > 0
+    assert point.value == alone.value
+    assert point.requests_total == alone.requests_total + pilot.requests
+    assert point.events_total == alone.events_total + pilot.events
+    assert point.wall_s > pilot.wall_s
+
+
 def test_a_pilot_whose_cache_fills_stops_at_the_first_batch_that_shows_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # The watermark-first run of the point above is a pilot: its caches grow from the first batch
     # on, so it must stop there and not run the batches a converged estimate needs (session 18

@@ -36,7 +36,7 @@ import hashlib
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import simpy
 
@@ -113,10 +113,10 @@ class PointResult:
     utilization: dict[str, float] = field(default_factory=dict)
     pool_occupancy: dict[str, float] = field(default_factory=dict)  # mean slots held / slots, per pool
     requests: int = 0
-    requests_total: int = 0  # warm-up included: what the engine simulated
+    requests_total: int = 0  # warm-up and a pilot started again included: what the engine simulated
     events_total: int = 0  # SimPy events scheduled for them (a machine-independent cost, for bench/)
     simulated_s: float = 0.0
-    wall_s: float = 0.0
+    wall_s: float = 0.0  # all of the point's computing, a pilot started again included
     batches: int = 0  # batches kept for the estimate
     transient_batches: int = 0  # leading batches dropped as initial transient (MSER)
     converged: bool = False
@@ -385,7 +385,23 @@ DESTAGE_SATURATED = 0.99
 
 
 class _CacheFilled(Exception):
-    """A write point started with its caches at the flush watermark filled one: start it again full."""
+    """A write point started with its caches at the flush watermark filled one: start it again full.
+
+    It carries what the pilot cost, which the point started again is charged with: a point's wall
+    time and simulated requests are all that computing it took (bench/ reads them)."""
+
+    def __init__(self, wall_s: float, requests: int, events: int) -> None:
+        super().__init__("a write cache filled")
+        self.wall_s, self.requests, self.events = wall_s, requests, events
+
+    def charged_to(self, point: PointResult) -> PointResult:
+        """``point`` with the pilot's cost added to its own."""
+        return replace(
+            point,
+            wall_s=point.wall_s + self.wall_s,
+            requests_total=point.requests_total + self.requests,
+            events_total=point.events_total + self.events,
+        )
 
 
 def run_point(
@@ -422,8 +438,8 @@ def run_point(
             return _steady_point(system, workload, op, threads, seed, precision, 1.0)
         try:
             return _steady_point(system, workload, op, threads, seed, precision, 0.5)
-        except _CacheFilled:
-            return _steady_point(system, workload, op, threads, seed, precision, 1.0)
+        except _CacheFilled as pilot:
+            return pilot.charged_to(_steady_point(system, workload, op, threads, seed, precision, 1.0))
 
 
 def _steady_point(
@@ -454,13 +470,16 @@ def _steady_point(
 
     held0: dict[str, int] | None = None  # the caches' entries at the warm-up's end
 
+    def filled() -> _CacheFilled:
+        return _CacheFilled(time.perf_counter() - started, meter.count, scheduled_events(env))
+
     def advance(completions: int) -> None:
         try:
             env.run(until=meter.after(completions))
         except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
             raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
         if cache_fill < 1.0 and (platform.cache_waits() or (held0 is not None and platform.caches_filling(held0))):
-            raise _CacheFilled
+            raise filled()
 
     # Calls so large that the usual warm-up or batches would not fit in the budget (IOR -t 4g:
     # thousands of chunk pieces each, every piece at least one drive command) get fewer calls,
@@ -543,7 +562,7 @@ def _steady_point(
         # can take and the cache is filling, however slowly. A cache filling by a few stripes a
         # second looks steady over a point's fraction of a second (beegfs-high-capacity with
         # controllers twice as fast: one writer at 2.81 GB/s from a RAID6 8+2 of 261 MB/s drives).
-        raise _CacheFilled
+        raise filled()
     factor = None
     if mdtest or workload.benchmark.startswith("ior"):  # IOR -F reports the same way
         after, before = (
