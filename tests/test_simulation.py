@@ -778,3 +778,22 @@ def test_a_write_cache_whose_drives_never_rest_runs_full(tmp_path: Path) -> None
     drive = system.drive_parts["me4084-0.drive0"]
     assert point.ci_low <= 8 * drive.seq_write * 1.001, point.value
     assert ".drive" in point.bottleneck and point.bottleneck_utilization > 0.99
+
+
+def test_a_pilot_whose_caches_fill_during_its_warm_up_stops_within_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # beegfs-high-capacity's IOR N-1 write at 512 tasks outruns its destages from the start: a
+    # cache started at the watermark gains about 40 entries (a round of destages) a warm-up quarter.
+    # Its growth is measured from the warm-up's first quarter, so the pilot stops inside the
+    # warm-up and takes no batch. Measured from the warm-up's end (before session 21) it stopped
+    # only at the first batch, and the pilot ran the whole warm-up: 1,024 calls of 8 MiB.
+    from sim.benchmarks import driver
+    from sim.benchmarks.workloads import find_workload
+
+    marks = []
+    take = driver._Mark.take
+    monkeypatch.setattr(driver._Mark, "take", classmethod(lambda cls, *a: marks.append(1) or take(*a)))
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    with pytest.raises(driver._CacheFilled) as caught:
+        driver._steady_point(system, find_workload("beegfs-hc-ior-n1"), "write", 512, 1, driver.DEFAULT_PRECISION, 0.5)
+    assert marks == []
+    assert 512 // 2 < caught.value.requests < 2 * 512  # past the first quarter (of 256 calls), short of the end

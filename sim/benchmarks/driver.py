@@ -420,7 +420,7 @@ def run_point(
 
     IOzone and IOR writes first run with the ME4 write caches at their flush watermark, where a
     long run of a load the destages keep up with holds them. If a write finds a cache full, a
-    cache grows by more than a round of destages after the warm-up, or a drive behind a cache is
+    cache grows by more than a round of destages after the warm-up's first quarter, or a drive behind a cache is
     busy all the kept window (:data:`DESTAGE_SATURATED`), the load outruns the destages, and the
     point starts again with the caches full, where the long run of such a load holds them
     (:meth:`WriteBackCache.prefill`). Starting every write
@@ -468,7 +468,7 @@ def _steady_point(
         model.prestart_read_ahead()
     model.start()
 
-    held0: dict[str, int] | None = None  # the caches' entries at the warm-up's end
+    held0: dict[str, int] | None = None  # the caches' entries after the warm-up's first quarter
 
     def filled() -> _CacheFilled:
         return _CacheFilled(time.perf_counter() - started, meter.count, scheduled_events(env))
@@ -491,16 +491,19 @@ def _steady_point(
         precision.warmup_per_thread * threads,
         2 * model.outstanding(),
     )
-    # In quarters, so that a write that finds a cache full stops a pilot early.
-    for part in (warmup // 4, warmup // 4, warmup // 4, warmup - 3 * (warmup // 4)):
+    # In quarters, so that a write that finds a cache full stops a pilot early. A cache started at
+    # its watermark must not be filling up: its entries are compared with those it held after the
+    # first quarter, once the threads' first writes have opened their entries.
+    for quarter, part in enumerate((warmup // 4, warmup // 4, warmup // 4, warmup - 3 * (warmup // 4))):
         if part:
             advance(part)
+        if quarter == 0:
+            held0 = platform.cache_held()
     # A batch must span a "generation" of the requests in flight, or batches correlate.
     least = math.ceil(min(precision.min_batch, affordable / precision.min_batches))
     floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))
     batch = max(least, threads, model.outstanding(), floor)
     ops0 = platform.device_ops()
-    held0 = platform.cache_held()  # a cache started at its watermark must not be filling up
     marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
     amounts: list[float] = []  # what the application completed in each batch
     supplies: list[float] = []  # what reached its buffer (models that meter a supply only)
