@@ -11,6 +11,7 @@ from sim.config.parts import Drive
 from sim.devices.drives import HddDrive, SsdDrive
 from sim.devices.me4 import WriteBackCache
 from sim.devices.raid import RaidDevice
+from sim.engine.core import Station
 from sim.engine.rng import Stream
 
 SSD = Drive(
@@ -654,3 +655,48 @@ def test_hdd_serves_more_interleaved_streams_no_slower() -> None:
     rates = [_interleaved_streams_rate(n) for n in (2, 4, 8, 12, 16, 24, 32)]
     assert all(later >= 0.97 * earlier for earlier, later in itertools.pairwise(rates)), rates
     assert rates[-1] > 1.5 * rates[0]
+
+
+def _switched(env: simpy.Environment, members: list[SsdDrive | HddDrive], rate: float) -> dict[str, Station]:
+    """Hang ``members`` off one PCIe switch of ``rate`` bytes/s each way, as the platform does for
+    software RAID: its stations by direction."""
+    uplink = {"read": Station(env, "sw.up"), "write": Station(env, "sw.down")}
+    for member in members:
+        member.path = {op: [(station, 1.0 / rate)] for op, station in uplink.items()}
+    return uplink
+
+
+def test_a_software_raid10_write_crosses_the_switch_once_per_copy() -> None:
+    # 1 MiB over two mirrored pairs of 256 KiB chunks: each byte goes to two drives, so the switch
+    # carries 2 MiB down (2 MiB / 2 GB/s = 1049 us), longer than any drive's share (512 KiB / 1 GB/s
+    # = 524 us + 20 us): the switch sets the end. A read of it moves each byte up once.
+    env = simpy.Environment()
+    members: list[SsdDrive | HddDrive] = [_ssd(env, i) for i in range(4)]
+    uplink = _switched(env, members, 2e9)
+    raid = RaidDevice(env, "r10", 10, members, 256 * 1024)
+    end = raid.finish_time("write", 0, 2**20)
+    assert uplink["write"].work == pytest.approx(2 * 2**20 / 2e9)
+    assert end == pytest.approx(2 * 2**20 / 2e9)
+    raid.finish_time("read", 0, 2**20)
+    assert uplink["read"].work == pytest.approx(2**20 / 2e9)
+
+
+def test_a_software_raid6_read_modify_write_reads_up_and_writes_down_the_switch() -> None:
+    # RAID6 4+2, one 4 KiB write: old data, P and Q come up (3 x 4 KiB) and go back down (3 x 4 KiB).
+    env = simpy.Environment()
+    members: list[SsdDrive | HddDrive] = [_ssd(env, i) for i in range(6)]
+    uplink = _switched(env, members, 4e9)
+    raid = RaidDevice(env, "r6", 6, members, 256 * 1024)
+    env.run(until=raid.io("write", 4096, 4096))
+    assert uplink["read"].work == pytest.approx(3 * 4096 / 4e9)
+    assert uplink["write"].work == pytest.approx(3 * 4096 / 4e9)
+
+
+def test_an_hdd_behind_a_slow_switch_ends_when_the_switch_is_done() -> None:
+    # A lone 1 MiB HDD read takes a few ms at the drive; over a 100 MB/s switch it takes 10.5 ms.
+    env = simpy.Environment()
+    drive = HddDrive(env, "hdd", HDD, Stream(3, "hdd"))
+    _switched(env, [drive], 1e8)
+    done = drive.io("read", 0, 2**20)
+    env.run(until=done)
+    assert env.now == pytest.approx(2**20 / 1e8)

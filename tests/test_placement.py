@@ -76,12 +76,12 @@ def test_workload_file_per_node_needs_its_placement(tmp_path) -> None:  # noqa: 
     with pytest.raises(WorkloadError) as info:
         load_workload(given)
     (problem,) = info.value.problems
-    assert problem.path == "per_node" and "goes with placement: per_node" in problem.message
+    assert problem.path == "per_node" and "is for placement: per_node, not round_robin" in problem.message
     given.write_text(base.replace("placement: round_robin", "placement: per_node"))
     with pytest.raises(WorkloadError) as info:
         load_workload(given)
     (problem,) = info.value.problems
-    assert problem.path == "placement"
+    assert problem.path == "placement" and "per_node: N (threads per client) is missing" in problem.message
     given.write_text(base.replace("placement: round_robin", "placement: per_node\nper_node: 8"))
     assert load_workload(given).per_node == 8
 

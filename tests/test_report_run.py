@@ -93,7 +93,16 @@ def test_notes_appear_only_when_a_point_needs_them() -> None:
     assert "latency-bound" not in text
     assert "interval is wider" not in text
     assert "last task" not in text
+    assert "± 0.0%:" not in text
     assert text.rstrip().endswith("seed 7; 1 point in 1.2 s")
+
+
+def test_a_zero_width_interval_is_explained() -> None:
+    # A point at a link's or a controller's fixed rate moves the same amount every batch.
+    fixed = _point(IOR, "write", 4, 2.0e9, "B/s", ci_low=2.0e9, ci_high=2.0e9, bottleneck_utilization=1.0)
+    text = _render([fixed], [IOR])
+    assert "± 0.0%" in _row(text, "│ write")
+    assert "± 0.0%: the bottleneck is busy all the time at a fixed rate" in text
 
 
 def test_a_zero_rate_point_is_shown_not_a_crash() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -797,3 +798,31 @@ def test_a_pilot_whose_caches_fill_during_its_warm_up_stops_within_it(monkeypatc
         driver._steady_point(system, find_workload("beegfs-hc-ior-n1"), "write", 512, 1, driver.DEFAULT_PRECISION, 0.5)
     assert marks == []
     assert 512 // 2 < caught.value.requests < 2 * 512  # past the first quarter (of 256 calls), short of the end
+
+
+def test_software_raid10_writes_are_held_by_the_switch_uplink_they_cross_twice(tmp_path: Path) -> None:
+    # The tiny system's target as a RAID10 of 12 NVMe drives (written at 3 GB/s) behind one PCIe
+    # switch (a Gen3 x16 uplink, 15.76 GB/s each way): each written byte crosses the uplink once
+    # per copy, so writes top out at half of it, below the server's EDR port (12.4 GB/s) and the
+    # drives (6 pairs at 3 GB/s). The ceiling says so, and the simulation runs at it; reads cross
+    # it once.
+    from sim.benchmarks.workloads import find_workload
+    from sim.topology.bounds import max_flow_bound
+
+    text = TINY.read_text()
+    text = text.replace(
+        "drives: {part: intel-p4600-1.6tb, count: 1, overrides: {capacity: 16 TB}}",
+        "drives: {part: intel-p4600-1.6tb, count: 12, overrides: {seq_write: 3 GB/s}}",
+    ).replace("{level: 0, members: 1, stripe_unit: 256 KiB}", "{level: 10, members: 12, stripe_unit: 256 KiB}")
+    path = tmp_path / "raid10.yaml"
+    path.write_text(text)
+    shutil.copytree(TINY.parent / "parts", tmp_path / "parts")
+    system = load_system(path)
+    switch = system.components["storage.numa0.pcie0"]
+    write = max_flow_bound(system, "write")
+    assert write.Bps == pytest.approx(switch.write_Bps / 2)
+    assert "software RAID writes cross it 2 times" in write.describe()
+    assert max_flow_bound(system, "read").Bps > switch.read_Bps / 2
+    point = run_point(system, find_workload("beegfs-hp-iozone-seq"), "write", 16)
+    assert point.bottleneck == "storage.numa0.pcie0.down"
+    assert point.ci_low <= write.Bps and point.value == pytest.approx(write.Bps, rel=0.02)

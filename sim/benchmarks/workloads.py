@@ -187,19 +187,21 @@ def find_workload(name_or_path: str, topology: Path | None = None, base: Path | 
         # it is read, and refused if unreadable, not passed over for a copy in a later folder.
         if path.exists() or path.is_symlink():
             return load_workload(path)
-    known = ", ".join(known_workloads(topology)) or "none"
-    searched = ", ".join(str(d) for d in workload_dirs(topology)) or "no workloads/ folder found"
-    raise WorkloadError(
-        [
-            Problem(
-                "--workload",
-                None,
-                "",
-                f"unknown workload {name_or_path!r} (known: {known}; searched {searched}); give one of these "
-                "names or a path to a .yaml file",
-            )
-        ]
-    )
+    folders = workload_dirs(topology)
+    if folders:
+        known = ", ".join(known_workloads(topology)) or "none"
+        searched = ", ".join(str(d) for d in folders)
+        message = (
+            f"unknown workload {name_or_path!r} (known: {known}; searched {searched}); give one of these "
+            "names or a path to a .yaml file"
+        )
+    else:
+        message = (
+            f"unknown workload {name_or_path!r}: no workloads/ folder beside the topology's folder, in it or in "
+            "the current folder (run from the pfssim checkout, or copy its workloads/ beside your topology's "
+            "folder); or give a path to a .yaml file"
+        )
+    raise WorkloadError([Problem("--workload", None, "", message)])
 
 
 def is_workload_file(path: Path) -> bool:

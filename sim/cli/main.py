@@ -327,7 +327,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         check_plot_path(args.plot)
     if not 0 < args.precision < 1:
-        raise PfssimError("--precision must be between 0 and 1")
+        raise PfssimError("--precision must be above 0 and below 1 (0.02 is +-2%)")
     if args.workers < 1:
         raise PfssimError("--workers must be at least 1")
     total = sum(len(w.point_ops) * len(w.threads) for w in workloads)

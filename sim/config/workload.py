@@ -106,11 +106,13 @@ class _Placed(_Located):
 
     @model_validator(mode="after")
     def _per_node_given(self) -> _Placed:
-        if (self.placement == "per_node") != (self.per_node is not None):
-            # Located at per_node when it is given (with another placement), else at placement.
+        if self.placement == "per_node" and self.per_node is None:
             raise MdtestKeyError(
-                "per_node" if self.per_node is not None else "placement",
-                "per_node (threads per client) goes with placement: per_node, and placement: per_node needs it",
+                "placement", "per_node: N (threads per client) is missing; placement: per_node needs it"
+            )
+        if self.placement != "per_node" and self.per_node is not None:
+            raise MdtestKeyError(
+                "per_node", f"per_node (threads per client) is for placement: per_node, not {self.placement}"
             )
         return self
 

@@ -3,6 +3,12 @@
 Interface shared by all devices: ``io(op, offset, size) -> Event``, ``op`` in ('read', 'write'),
 ``offset`` and ``size`` in bytes of the device's own address space.
 
+A drive behind a PCIe switch (software RAID on the server, no array controller) also moves every
+byte of its own I/Os over the switch's uplink: ``path`` gives, per direction, the shared stations
+each of its I/Os crosses (booked at submission, cut-through with the drive's own service). So a
+RAID10 write crosses the uplink twice and a RAID6 read-modify-write's reads go up and its writes
+come down, as md's member I/Os do, where a payload-only hop would carry each byte once.
+
 SSD: an I/O waits its access latency (an infinite-server delay: the drive's internal parallelism)
 and then occupies the drive's single throughput engine for max(size / sequential rate, 1 / IOPS)
 (computed engine first, latency after, which gives the same completion times).
@@ -35,11 +41,25 @@ import simpy
 from simpy.events import Event
 
 from sim.config.parts import Drive
-from sim.engine.core import Station, succeed_in
+from sim.engine.core import Station, join, succeed_in
 from sim.engine.rng import Stream
 from sim.params import value
 
 _MEAN_SQRT_DISTANCE = 8.0 / 15.0  # E[sqrt|U1 - U2|] for independent uniforms
+
+#: Per direction ("read", "write"), the shared stations (with seconds per byte) that every I/O of a
+#: drive crosses between the drive and the server's memory.
+Path = dict[str, list[tuple[Station, float]]]
+
+
+def book_path(stations: list[tuple[Station, float]], size: float, end: float) -> float:
+    """Book ``size`` bytes on each of ``stations`` now (cut-through); the latest finish, and no
+    earlier than ``end``."""
+    for station, per_byte in stations:
+        finish = station.reserve(size * per_byte)
+        if finish > end:
+            end = finish
+    return end
 
 
 _MASK64 = (1 << 64) - 1
@@ -76,6 +96,7 @@ class SsdDrive:
         self.op_time = {"read": 1.0 / part.rand_read_iops, "write": 1.0 / part.rand_write_iops}
         self.bytes = {"read": 0.0, "write": 0.0}
         self.ops = 0
+        self.path: Path | None = None
 
     def finish_time(self, op: str, offset: float, size: float) -> float:
         """When an I/O submitted now completes.
@@ -90,7 +111,10 @@ class SsdDrive:
         floor = self.op_time[op]
         if floor > service:  # max(transfer, 1 / IOPS), without the call
             service = floor
-        return self.engine.reserve(service) + self.latency[op]
+        end = self.engine.reserve(service) + self.latency[op]
+        if self.path is not None:
+            return book_path(self.path[op], size, end)
+        return end
 
     def io(self, op: str, offset: float, size: float) -> Event:
         """Access latency and the throughput engine, as an event."""
@@ -138,6 +162,7 @@ class HddDrive:
         # A station is kept only for utilisation accounting (work = busy seconds).
         self.engine = Station(env, name, 1)
         self.bytes = {"read": 0.0, "write": 0.0}
+        self.path: Path | None = None
 
     @property
     def pending(self) -> float:
@@ -171,6 +196,11 @@ class HddDrive:
             self.waiting.append((position, angle, command))
         if not self.busy:
             self._start_next()
+        if self.path is not None:
+            now = self.env.now
+            hops_end = book_path(self.path[op], size, now)
+            if hops_end > now:
+                return join(self.env, [done, self.env.timeout(hops_end - now)])
         return done
 
     def _admit(self, position: float, angle: float, command: tuple[int, Event, float, float]) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import simpy
 from simpy.events import Event
 
-from sim.devices.drives import HddDrive, SsdDrive, make_drive
+from sim.devices.drives import HddDrive, SsdDrive, book_path, make_drive
 from sim.devices.me4 import Me4Controller
 from sim.devices.raid import RaidDevice
 from sim.engine.core import Pool, Station, join
@@ -79,14 +79,8 @@ class Platform:
             resolved.append((station, 1.0 / self.rates[station.name]))
         return resolved
 
-    @staticmethod
-    def finish_on(stations: list[tuple[Station, float]], size: float, end: float) -> float:
-        """When a cut-through transfer over resolved ``stations`` ends, and no earlier than ``end``."""
-        for station, per_byte in stations:
-            finish = station.reserve(size * per_byte)
-            if finish > end:
-                end = finish
-        return end
+    #: When a cut-through transfer over resolved stations ends, and no earlier than ``end``.
+    finish_on = staticmethod(book_path)
 
     def transfer_finish(self, hops: list[Hop], size: float, latency: float = 0.0) -> float:
         """When a cut-through transfer over ``hops`` started now ends (``latency`` runs alongside)."""
@@ -212,6 +206,16 @@ class Platform:
             raid = self.raids[name] = RaidDevice(self.env, name, group.level, members, group.stripe_unit_B)
             if group.controller is not None:
                 self.controllers[group.controller].attach(name, raid)
+            elif group.owner is None:
+                # Software RAID: the server's RAID layer sends every member I/O (mirror copies,
+                # parity, a read-modify-write's reads) over the PCIe switch the drive hangs off.
+                for member in group.members:
+                    switches = [n for n in s.graph.neighbors(member) if s.components[n].kind == "pcie_switch"]
+                    if switches:
+                        self.drives[member].path = {
+                            op: self.resolve([(switch, "down" if op == "write" else "up") for switch in switches])
+                            for op in ("read", "write")
+                        }
 
     def target_io(self, target: str, op: str, offset: float, size: float) -> Event:
         """An I/O on a target's device: straight to the RAID group, or through its ME4 controller."""
@@ -328,19 +332,21 @@ class Platform:
         return [(self.system.upi_of[zone_a], "down" if op == "write" else "up")]
 
     def storage_hops(self, server: str, zone: str, target: str, op: str) -> list[Hop]:
-        """Hops from a server zone's memory to a target's device (PCIe switch, or HBA/port/expansion)."""
+        """Hops from a server zone's memory to a target's device (UPI; or HBA/port/expansion of an array)."""
         s = self.system
         group = s.groups[target]
         direction = "down" if op == "write" else "up"
         hops: list[Hop] = []
         if group.owner is None:
+            # A PCIe switch's uplink is booked by the member drives themselves, for the bytes each
+            # member I/O moves (``_build_devices``); the UPI, if the drives sit on the other socket,
+            # carries the payload once.
             for up in group.upstream:
                 if s.components[up].kind == "pcie_switch":
                     hops += self.upi_hops(zone, s.zone_of[up], op)
-                    hops.append((up, direction))
                 elif s.components[up].kind == "numa":
                     hops += self.upi_hops(zone, up, op)
-            return hops
+            return list(dict.fromkeys(hops))
         controller = group.controller
         ports = [
             p

@@ -122,6 +122,12 @@ def render_run(result: RunResult, console: Console) -> None:
             "latency-bound: no part is half busy; the rate is held by the time each request takes "
             "(more requests in flight would raise it)"
         )
+    if any(p.value and (p.ci_high - p.ci_low) / 2 / p.value < 0.0005 for p in result.points):
+        console.print(
+            "± 0.0%: the bottleneck is busy all the time at a fixed rate (a link's, a controller's or a "
+            "drive's rated speed), so every batch moves the same amount; the uncertainty is then in that "
+            "rate, not in the simulation"
+        )
     if any(not p.converged for p in result.points):
         console.print(
             "* the simulated rate's interval is wider than the requested precision (the point's request "

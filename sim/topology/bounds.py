@@ -41,7 +41,31 @@ class FlowNetwork:
         # Synthetic nodes (a UPI direction, a server-level service's entry per zone) live here,
         # not in the system: building a flow network must not change what it describes.
         self.extra: dict[str, Component] = {}
+        self._software_raid_switches()
         self._build()
+
+    def _software_raid_switches(self) -> None:
+        """Count a PCIe switch's capacity in bytes of target data: software RAID sends each member
+        I/O over the switch its drive hangs off, so a written byte crosses it once per copy (RAID1
+        and RAID10: twice) or with its share of parity (RAID5/6: members / data members, for whole
+        stripes). A switch feeding targets of different layouts takes the smallest factor, which
+        keeps the bound an upper one."""
+        factors: dict[str, float] = {}
+        for target in self.system.storage_targets:
+            group = self.system.groups[target]
+            if group.owner is not None or self.op != "write":
+                continue
+            n = len(group.members)
+            factor = {0: 1.0, 1: 2.0, 10: 2.0}.get(group.level, n / (n - {5: 1, 6: 2}.get(group.level, 0)))
+            for up in group.upstream:
+                if self.system.components[up].kind == "pcie_switch":
+                    factors[up] = min(factors.get(up, factor), factor)
+        for switch, factor in factors.items():
+            if factor > 1.0:
+                base = self.system.components[switch]
+                note = "; ".join(filter(None, [base.note, f"software RAID writes cross it {factor:.3g} times"]))
+                rate = (base.write_Bps or 0.0) / factor
+                self.extra[switch] = Component(switch, base.kind, base.model, base.read_Bps, rate, note)
 
     def component(self, name: str) -> Component:
         """A system component or one of this network's synthetic nodes."""

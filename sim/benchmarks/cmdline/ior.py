@@ -119,7 +119,7 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
         elif token in IOR_NO_EFFECT_WITH_VALUE:
             cursor.value(token)
         elif token in IOR_REFUSED:
-            fail(token, f"{token}: {IOR_REFUSED[token]}")
+            fail(token, IOR_REFUSED[token])
         elif token.startswith("-"):
             fail(token, f"unsupported flag {token} ({_IOR_MODELS})")
         else:

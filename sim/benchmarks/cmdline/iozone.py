@@ -127,7 +127,7 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         elif flag in IOZONE_NO_EFFECT_WITH_VALUE:
             cursor.value(flag, glued)
         elif flag in IOZONE_REFUSED:
-            fail(flag, f"{flag} {IOZONE_REFUSED[flag]}")
+            fail(flag, IOZONE_REFUSED[flag])
         elif flag.startswith("-"):
             fail(flag, f"unsupported flag {flag} ({_IOZONE_MODELS})")
         else:

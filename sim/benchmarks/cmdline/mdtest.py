@@ -135,7 +135,7 @@ def parse_mdtest(tokens: list[str], text: str, name: str, tasks: int, per_node: 
         elif re.fullmatch(r"-v+", flag) or flag in MDTEST_NO_EFFECT:
             continue  # -v, -vv, ...: verbosity
         elif flag in MDTEST_REFUSED:
-            fail(flag, f"{flag} {MDTEST_REFUSED[flag]}")
+            fail(flag, MDTEST_REFUSED[flag])
         elif flag[:2] in _MDTEST_FLAGS and not flag.startswith("--"):
             fail(
                 flag,
