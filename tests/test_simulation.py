@@ -826,3 +826,33 @@ def test_software_raid10_writes_are_held_by_the_switch_uplink_they_cross_twice(t
     point = run_point(system, find_workload("beegfs-hp-iozone-seq"), "write", 16)
     assert point.bottleneck == "storage.numa0.pcie0.down"
     assert point.ci_low <= write.Bps and point.value == pytest.approx(write.Bps, rel=0.02)
+
+
+def test_a_full_pool_is_named_over_a_part_with_room(tmp_path: Path) -> None:
+    # beegfs-hdr100 with 8 storage workers per target instead of 32: at 512 threads of 4 KiB random
+    # writes the workers are held nearly all the time and waited for, while the busiest part, a
+    # storage server's CPU, is idle a quarter of the time. The workers hold the rate (32 give
+    # +37%), so they are named, not the CPU (before session 21 a pool was named only when no part
+    # was half busy).
+    from sim.benchmarks.workloads import find_workload
+
+    few = _shipped_variant(tmp_path, "beegfs-hdr100", "storage: 32}", "storage: 8}")
+    point = run_point(load_system(few), find_workload("beegfs-hp-iozone-random"), "random_write", 512)
+    assert point.bottleneck.endswith(".workers"), point.bottleneck
+    assert point.bottleneck_utilization >= 0.9
+    cpus = [u for name, u in point.utilization.items() if name.endswith(".cpu")]
+    assert 0.5 <= max(cpus) < 0.9
+
+
+def test_drives_behind_a_cache_that_keeps_up_are_not_named() -> None:
+    # One IOzone writer on beegfs-high-capacity: its caches hold at their flush watermark, its
+    # writes are acknowledged from them, and the drives destage what arrives, most of the time busy.
+    # No write waits for them, and faster drives leave the rate as it is; the controller's write
+    # path, which every write crosses, is named.
+    from sim.benchmarks.workloads import find_workload
+
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    point = run_point(system, find_workload("beegfs-hc-iozone-seq"), "write", 1)
+    drives = [u for name, u in point.utilization.items() if ".drive" in name]
+    assert max(drives) > 0.5
+    assert point.bottleneck.endswith(".write") and ".ctrl" in point.bottleneck, point.bottleneck

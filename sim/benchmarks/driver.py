@@ -314,6 +314,7 @@ def _utilization(
     supply_scale: float = 1.0,
     consumers: frozenset[str] | set[str] = frozenset(),
     waits0: dict[str, int] | None = None,
+    off_path: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[dict[str, float], str, dict[str, float]]:
     """Utilisation of every station over a window, the bottleneck named from them, and the
     occupancy of every pool (mean slots held over its size). Work of stations and pools other
@@ -322,7 +323,9 @@ def _utilization(
     The bottleneck is named from utilisations that rest on enough visits: a part that served a
     handful of long jobs (a few stripe destages on one disk group) in a short window can look
     saturated by chance. Such parts still report their utilisation, and are named only when no
-    part with enough visits is half busy and no pool is full.
+    part with enough visits is half busy and no pool is full. Parts ``off_path`` (the drives
+    behind a write-back cache that keeps up: they destage what arrives, and no write waits for
+    them) report their utilisation but are not named.
     """
     stations = platform.all_stations()
     utilization = {}
@@ -332,8 +335,9 @@ def _utilization(
             busy *= supply_scale
         if busy > 0:
             utilization[name] = busy
-    settled = [n for n in utilization if stations[n].visits - visits0.get(n, 0) >= MIN_BOTTLENECK_VISITS]
-    candidates = settled or list(utilization)
+    named = [n for n in utilization if n not in off_path]
+    settled = [n for n in named if stations[n].visits - visits0.get(n, 0) >= MIN_BOTTLENECK_VISITS]
+    candidates = settled or named
     bottleneck = max(candidates, key=lambda n: utilization[n]) if candidates else ""
     pools: dict[str, float] = {}
     for name, pool in platform.pools.items():
@@ -342,8 +346,9 @@ def _utilization(
             held *= supply_scale
         if held > 0:
             pools[name] = held
-    if window > 0 and (not bottleneck or utilization[bottleneck] < LATENCY_BOUND_UTILIZATION):
-        # No part is half busy: a full pool of workers or connections may be what requests wait for.
+    if window > 0 and (not bottleneck or utilization[bottleneck] < POOL_FULL):
+        # No part is busy nine tenths of the time: a full pool of workers or connections may be what
+        # requests wait for (a part idle a tenth of the time or more has room; the pool has none).
         occupancy = {
             name: held
             for name, held in pools.items()
@@ -359,6 +364,8 @@ def _utilization(
             tightest = min(full, key=lambda n: (platform.pools[n].size, -occupancy[n], n))
             utilization[tightest] = occupancy[tightest]
             bottleneck = tightest
+        elif bottleneck and utilization[bottleneck] >= LATENCY_BOUND_UTILIZATION:
+            pass  # no full pool: the busiest part with enough visits stands
         else:
             # No part with enough visits is half busy: name the busiest of all, drives with few
             # long visits included. Under half busy it is only the busiest part of a latency-bound
@@ -366,7 +373,7 @@ def _utilization(
             # leave every drive of a drive-bound point with fewer visits than the rule asks (4 KiB
             # random reads over 320 HDDs measured in 0.18 s: about 15 each, most drives above 50%),
             # and a CPU that each read crosses for microseconds must not be named instead.
-            busiest = max(utilization, key=lambda n: utilization[n], default="")
+            busiest = max(named, key=lambda n: utilization[n], default="")
             if busiest:
                 bottleneck = busiest
     # Summing a busy period's services can exceed the window by ~1e-13: that rounding is reported
@@ -556,8 +563,11 @@ def _steady_point(
     behind = 1.0
     if meter.by_supply and not supplied and last.supplied - first.supplied > last.amount - first.amount > 0:
         behind = (last.amount - first.amount) / (last.supplied - first.supplied)
+    # At the watermark (a pilot that held) the writes are acknowledged from the caches and the drives
+    # behind them destage what arrives: busy, but nothing waits for them.
+    off_path = platform.destaging_drives() if cache_fill < 1.0 else set()
     utilization, bottleneck, pools = _utilization(
-        platform, first.work, first.visits, window, behind, meter.consumers, first.waits
+        platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path
     )
     if cache_fill < 1.0 and any(utilization.get(d, 0.0) >= DESTAGE_SATURATED for d in platform.destaging_drives()):
         # A cache at its watermark destages only what arrives: drives busy all the time mean the
