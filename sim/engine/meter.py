@@ -44,6 +44,12 @@ class Meter:
         self.supplied += amount
         self.supplied_per_thread[thread] += amount
 
+    def progress(self, thread: int, amount: float) -> None:
+        """Record part of a request's work done before the request completes (its ``add`` then
+        records the rest): the amount moves with the work as it is done, the count with requests."""
+        self.amount += amount
+        self.per_thread[thread] += amount
+
     def add(self, thread: int, amount: float) -> None:
         """Record one completed request of ``amount``."""
         self.amount += amount

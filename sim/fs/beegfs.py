@@ -316,6 +316,7 @@ class BeeGFSModel:
                 yield client_cpu.serve(cpu_time)
                 cpu_time = 0.0
             pieces = self._pieces(file_offset(owner, offset, self.file_size), record)
+            done = 0.0
             for first in range(0, len(pieces), self.num_targets):
                 batch = pieces[first : first + self.num_targets]
                 if len(batch) == 1:
@@ -323,7 +324,14 @@ class BeeGFSModel:
                 else:
                     yield join(env, [env.process(self._piece(t, client, f, *p, stream, cpu_time)) for p in batch])
                 cpu_time = 0.0
-            ctx.meter.add(t, amount)
+                if not ctx.random and first + self.num_targets < len(pieces):
+                    # The set's bytes are done: counted now rather than with the call, so that a
+                    # window's estimate does not swing with how far the calls in flight have got
+                    # (tasks that move in step finish their calls together, in waves).
+                    part = sum(p[2] for p in batch)
+                    ctx.meter.progress(t, part)
+                    done += part
+            ctx.meter.add(t, amount - done)
 
     def _pieces(self, offset: float, size: float) -> list[tuple[int, float, float]]:
         """(stripe index, chunk-file offset, length) of each piece of a call, in file order."""
