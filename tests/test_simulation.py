@@ -859,13 +859,13 @@ def test_drives_behind_a_cache_that_keeps_up_are_not_named() -> None:
 
 
 @pytest.mark.parametrize("tasks", [64, 256])
-def test_calls_of_several_stripe_sets_count_each_set_as_it_completes(tasks: int) -> None:
+def test_a_call_of_several_pieces_counts_each_piece_as_it_arrives(tasks: int) -> None:
     # IOR N-1 reads of 8 MiB on beegfs-hdr100's default stripe (3 targets of 2 MiB chunks, all
-    # behind one server port): every call is two stripe sets, the port is busy all the time, and the
-    # tasks, started together, finish their calls in waves. Counted per call, a window's estimate
-    # swung with how far the 2 GiB in flight had got: 256 tasks gave 12.01 GB/s at seed 1 (3% under
-    # the port's rate, with +-1.2%), 64 tasks +-7.4% and unconverged after 3.4 s of simulated time.
-    # Counted per stripe set as it completes, the aggregate is the port's rate.
+    # behind one server port): every call is four pieces in two stripe sets, the port is busy all the
+    # time, and the tasks, started together, finish their calls in waves. Counted per call, a
+    # window's estimate swung with how far the 2 GiB in flight had got: 256 tasks gave 12.01 GB/s at
+    # seed 1 (3% under the port's rate, with +-1.2%), 64 tasks +-7.4% and unconverged after 3.4 s of
+    # simulated time. Counted piece by piece, the aggregate is the port's rate.
     from sim.benchmarks.cmdline import parse_command
 
     system = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")

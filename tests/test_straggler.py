@@ -98,10 +98,23 @@ def test_the_driver_applies_it_to_ior_and_not_to_iozone() -> None:
     # 512 tasks of 15.6 GB each: the spread of their finishing times costs a little under 1%.
     assert shared.last_task_factor is not None and 0.985 < shared.last_task_factor < 0.997
     assert shared.to_json()["last_task_factor"] == shared.last_task_factor
-    # Its interval adds the factor's own (from the tasks' spread, which a longer run does not narrow)
-    # to the aggregate's: wider than the same transfers' IOzone interval (0.46% then 0.69%).
     assert shared.ci_low < shared.value < shared.ci_high
-    assert (shared.ci_high - shared.ci_low) / shared.value > 1.2 * (seq.ci_high - seq.ci_low) / seq.value
+
+
+def test_an_ior_points_interval_adds_the_factors_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The factor's interval (from the tasks' spread, which a longer run does not narrow) joins the
+    # aggregate rate's in quadrature. Here the factor is made uncertain by +-5%, far beyond the
+    # aggregate's, so the point's interval is at least that wide. (Session 21 replaced a comparison
+    # with the same transfers' IOzone interval: with each piece counted as it arrives the
+    # aggregate's interval narrowed, and the factor's own turned out to be about 0.04% there.)
+    from sim.benchmarks import driver
+
+    monkeypatch.setattr(driver, "last_task_interval", lambda per_task, window, work: (0.99, 0.99 * 0.95, 0.99 * 1.05))
+    system = load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml")
+    ior = find_workload("beegfs-hp-iozone-seq").model_copy(update={"name": "n1", "benchmark": "ior_seq_n1"})
+    point = run_point(system, ior, "write", 16, seed=3)
+    assert point.last_task_factor == 0.99
+    assert point.ci_low <= point.value * (1 - 0.05) and point.ci_high >= point.value * (1 + 0.05)
 
 
 def test_the_factors_interval_narrows_with_more_tasks_not_a_longer_window() -> None:

@@ -316,7 +316,6 @@ class BeeGFSModel:
                 yield client_cpu.serve(cpu_time)
                 cpu_time = 0.0
             pieces = self._pieces(file_offset(owner, offset, self.file_size), record)
-            done = 0.0
             for first in range(0, len(pieces), self.num_targets):
                 batch = pieces[first : first + self.num_targets]
                 if len(batch) == 1:
@@ -324,14 +323,9 @@ class BeeGFSModel:
                 else:
                     yield join(env, [env.process(self._piece(t, client, f, *p, stream, cpu_time)) for p in batch])
                 cpu_time = 0.0
-                if not ctx.random and first + self.num_targets < len(pieces):
-                    # The set's bytes are done: counted now rather than with the call, so that a
-                    # window's estimate does not swing with how far the calls in flight have got
-                    # (tasks that move in step finish their calls together, in waves).
-                    part = sum(p[2] for p in batch)
-                    ctx.meter.progress(t, part)
-                    done += part
-            ctx.meter.add(t, amount - done)
+            # A call's bytes were counted piece by piece as they arrived (``_piece``); the call
+            # itself counts one request, and for random I/O its one operation.
+            ctx.meter.add(t, amount if ctx.random else 0.0)
 
     def _pieces(self, offset: float, size: float) -> list[tuple[int, float, float]]:
         """(stripe index, chunk-file offset, length) of each piece of a call, in file order."""
@@ -418,3 +412,8 @@ class BeeGFSModel:
             yield env.timeout(platform.finish_on(route.network, size, env.now + delay) - env.now)
             route.pool.release()
         route.conn.release()
+        if not ctx.random:
+            # The piece's bytes are done: counted now rather than with its call, so that a window's
+            # estimate does not move with how far the calls in flight have got (tasks that move in
+            # step finish their calls together, in waves).
+            ctx.meter.progress(t, size)
