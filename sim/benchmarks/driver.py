@@ -364,10 +364,8 @@ def _utilization(
             tightest = min(full, key=lambda n: (platform.pools[n].size, -occupancy[n], n))
             utilization[tightest] = occupancy[tightest]
             bottleneck = tightest
-        elif bottleneck and utilization[bottleneck] >= LATENCY_BOUND_UTILIZATION:
-            pass  # no full pool: the busiest part with enough visits stands
-        else:
-            # No part with enough visits is half busy: name the busiest of all, drives with few
+        elif not bottleneck or utilization[bottleneck] < LATENCY_BOUND_UTILIZATION:
+            # No full pool, and no part with enough visits is half busy: name the busiest of all, drives with few
             # long visits included. Under half busy it is only the busiest part of a latency-bound
             # point. At least half busy it is the bottleneck on its own figure: a short window can
             # leave every drive of a drive-bound point with fewer visits than the rule asks (4 KiB
@@ -427,9 +425,9 @@ def run_point(
 
     IOzone and IOR writes first run with the ME4 write caches at their flush watermark, where a
     long run of a load the destages keep up with holds them. If a write finds a cache full, a
-    cache grows by more than a round of destages after the warm-up's first quarter, or a drive behind a cache is
-    busy all the kept window (:data:`DESTAGE_SATURATED`), the load outruns the destages, and the
-    point starts again with the caches full, where the long run of such a load holds them
+    cache grows by more than a round of destages after the warm-up's first quarter, or a drive
+    behind a cache is busy all the kept window (:data:`DESTAGE_SATURATED`), the load outruns the
+    destages, and the point starts again with the caches full, where the long run of such a load holds them
     (:meth:`WriteBackCache.prefill`). Starting every write
     point full made the drives destage the prefilled surplus for the whole of a point their
     writes did not load (pixstor-large, one O_DIRECT thread: every drive 100% busy and named the

@@ -300,7 +300,6 @@ class BeeGFSModel:
         position = self.starts[t]  # drawn from this stream in __init__
         # A shared file (IOR N-1) holds task t's blocks where IOR puts them (RunContext.file_offset).
         file_offset = ctx.file_offset
-        amount = 1.0 if ctx.random else record
         yield env.timeout(stream.uniform() * 1e-4)  # break lock-step start
         while True:
             owner = t
@@ -325,7 +324,7 @@ class BeeGFSModel:
                 cpu_time = 0.0
             # A call's bytes were counted piece by piece as they arrived (``_piece``); the call
             # itself counts one request, and for random I/O its one operation.
-            ctx.meter.add(t, amount if ctx.random else 0.0)
+            ctx.meter.add(t, 1.0 if ctx.random else 0.0)
 
     def _pieces(self, offset: float, size: float) -> list[tuple[int, float, float]]:
         """(stripe index, chunk-file offset, length) of each piece of a call, in file order."""

@@ -55,8 +55,9 @@ class FlowNetwork:
             group = self.system.groups[target]
             if group.owner is not None or self.op != "write":
                 continue
-            n = len(group.members)
-            factor = {0: 1.0, 1: 2.0, 10: 2.0}.get(group.level, n / (n - {5: 1, 6: 2}.get(group.level, 0)))
+            # Mirrors write two copies (RaidDevice's RAID1 writes its first two members); striped
+            # layouts write every member for their data members' worth.
+            factor = 2.0 if group.level in (1, 10) else len(group.members) / group.data_members
             for up in group.upstream:
                 if self.system.components[up].kind == "pcie_switch":
                     factors[up] = min(factors.get(up, factor), factor)
