@@ -13,8 +13,10 @@ from hypothesis import settings
 from sim.cli.main import main
 
 # Every Hypothesis test draws the same examples on every run and machine ("seed every statistical
-# test"): a failure seen once is seen again, and CI never goes red by chance.
-settings.register_profile("pfssim", derandomize=True)
+# test"): a failure seen once is seen again, and CI never goes red by chance. No example has a
+# deadline: speed is measured by bench/, not asserted, and a loaded machine made a 200 ms deadline
+# fail on a layout check that took 205 ms (session 22).
+settings.register_profile("pfssim", derandomize=True, deadline=None)
 settings.load_profile("pfssim")
 
 ROOT = Path(__file__).resolve().parent.parent

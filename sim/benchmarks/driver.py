@@ -11,6 +11,14 @@ budget of drive commands, or after four budgets in all; the interval says how ti
 ``max_batches`` with budget left, adjacent batches merge in pairs and the point runs on with
 batches twice as long (at most ``max_doublings`` times).
 
+A run's interval covers what its own window can see. What it cannot see is what stays fixed for a
+whole run and differs between runs: the file layout a seed draws (GPFS's scattered blocks, each
+file's first NSD), where the streams start, the drives' spindle phases, and dynamics slower than
+the window (streams that bunch up on the same NSDs and part again over seconds). With
+``replications`` above 1 a point is simulated that many times from independent seeds (the first
+the run's own) and reported as the mean of the runs, with a Student-t interval from their spread
+(method of independent replications, docs/design.md, Measurement).
+
 A model whose application takes its work from a bounded buffer filled ahead of it (GPFS prefetch)
 also meters that buffer's supply. The supply has the application's long-run rate but not the
 bursts of in-order consumption, so its estimate stands in for the direct one whenever it lies
@@ -46,7 +54,7 @@ from sim.config.workload import AnyWorkload, MdtestWorkload, Workload
 from sim.engine.core import Environment, Pool, Station, collector_paused
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
-from sim.engine.stats import Estimate, batch_estimate, mser_cut
+from sim.engine.stats import Estimate, batch_estimate, mser_cut, t95
 from sim.fs.common import RunContext
 from sim.fs.handles import handle_seconds
 from sim.fs.mdtest import data_pieces
@@ -57,7 +65,7 @@ from sim.topology.model import System
 
 @dataclass(frozen=True)
 class Precision:
-    """Stopping rule of one point."""
+    """Stopping rule of one point, and how many independent runs make it (``replications``)."""
 
     rel_precision: float = 0.02
     min_batches: int = 10
@@ -68,10 +76,13 @@ class Precision:
     min_batch: int = 100
     max_device_ops: int = 80_000  # drive commands the kept batches may spend; the interval says what it bought
     transient_budget_factor: int = 4  # budgets a point may spend in all, its initial transient included
+    replications: int = 1  # independent runs of each point, their mean reported (1: the run alone)
 
     def __post_init__(self) -> None:
         if self.max_batches % 2 or self.max_batches < 2 * self.min_batches:
             raise ValueError("max_batches must be even and at least twice min_batches")
+        if self.replications < 1:
+            raise ValueError("replications must be at least 1")
 
 
 DEFAULT_PRECISION = Precision()
@@ -127,6 +138,7 @@ class PointResult:
     # The timed opens, fsyncs and closes: IOR's (from the first open to the last close), IOzone's
     # (-e, -c) per child on average.
     open_close_s: float | None = None
+    replications: int = 1  # independent runs averaged into this point (Precision.replications)
 
     @property
     def limit(self) -> str:
@@ -161,6 +173,8 @@ class PointResult:
             out["last_task_factor"] = self.last_task_factor
         if self.open_close_s is not None:
             out["open_close_seconds"] = self.open_close_s
+        if self.replications > 1:
+            out["replications"] = self.replications
         return out
 
     @property
@@ -409,6 +423,15 @@ class _CacheFilled(Exception):
         )
 
 
+def replication_seed(seed: int, replication: int) -> int:
+    """The master seed of a point's run number ``replication``: the run's own seed for the first,
+    a seed derived from it for every other (independent streams, so another layout and start)."""
+    if replication == 0:
+        return seed
+    digest = hashlib.blake2b(f"{seed}/replication{replication}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
 def run_point(
     system: System,
     workload: AnyWorkload,
@@ -418,7 +441,73 @@ def run_point(
     precision: Precision = DEFAULT_PRECISION,
     whole_phase: bool | None = None,
 ) -> PointResult:
-    """Simulate one point and return its estimate, interval, utilisations and bottleneck.
+    """Simulate one point (``precision.replications`` independent runs, combined by
+    :func:`combine_replications`) and return its estimate, interval, utilisations and bottleneck."""
+    runs = [
+        run_replication(system, workload, op, threads, seed, precision, replication, whole_phase)
+        for replication in range(precision.replications)
+    ]
+    return runs[0] if len(runs) == 1 else combine_replications(runs, precision)
+
+
+def combine_replications(runs: list[PointResult], precision: Precision) -> PointResult:
+    """Independent runs of one point as one: the mean of their values, with a Student-t interval
+    from their spread (``len(runs) - 1`` degrees of freedom), which covers what differs between
+    runs and not within one (the layout and start a seed draws, slow dynamics). Each part's
+    utilisation and each pool's occupancy are the runs' means; the bottleneck is the part most
+    runs name (the earliest run's on a tie); counts, times and batches add up."""
+    count = len(runs)
+    values = [run.value for run in runs]
+    mean = sum(values) / count
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / (count - 1))
+    half = t95(count - 1) * spread / math.sqrt(count)
+    names = [run.bottleneck for run in runs]
+    bottleneck = max(names, key=lambda name: (names.count(name), -names.index(name)))
+
+    def averaged(maps: list[dict[str, float]]) -> dict[str, float]:
+        keys = sorted({key for m in maps for key in m})
+        return {key: sum(m.get(key, 0.0) for m in maps) / count for key in keys}
+
+    def mean_of(items: list[float | None]) -> float | None:
+        return None if any(x is None for x in items) else sum(x for x in items if x is not None) / count
+
+    utilization = averaged([run.utilization for run in runs])
+    first = runs[0]
+    return replace(
+        first,
+        value=mean,
+        ci_low=max(mean - half, 0.0),
+        ci_high=mean + half,
+        bottleneck=bottleneck,
+        bottleneck_utilization=utilization.get(bottleneck, 0.0),
+        utilization=utilization,
+        pool_occupancy=averaged([run.pool_occupancy for run in runs]),
+        requests=sum(run.requests for run in runs),
+        requests_total=sum(run.requests_total for run in runs),
+        events_total=sum(run.events_total for run in runs),
+        simulated_s=sum(run.simulated_s for run in runs),
+        wall_s=sum(run.wall_s for run in runs),
+        batches=sum(run.batches for run in runs),
+        transient_batches=sum(run.transient_batches for run in runs),
+        converged=mean > 0 and half / mean <= precision.rel_precision,
+        bytes_moved=sum(run.bytes_moved for run in runs),
+        last_task_factor=mean_of([run.last_task_factor for run in runs]),
+        open_close_s=mean_of([run.open_close_s for run in runs]),
+        replications=count,
+    )
+
+
+def run_replication(
+    system: System,
+    workload: AnyWorkload,
+    op: str,
+    threads: int,
+    seed: int,
+    precision: Precision,
+    replication: int,
+    whole_phase: bool | None = None,
+) -> PointResult:
+    """One run of a point, from :func:`replication_seed`'s seed (the run's own seed for run 0).
 
     An mdtest phase small enough (:func:`whole_phase_fits`) is simulated whole (``whole_phase``
     None), others in steady state; ``whole_phase`` True or False forces one way.
@@ -433,6 +522,7 @@ def run_point(
     writes did not load (pixstor-large, one O_DIRECT thread: every drive 100% busy and named the
     bottleneck of a rate set by the thread's latency).
     """
+    seed = replication_seed(seed, replication)
     with collector_paused():
         if isinstance(workload, MdtestWorkload):
             small = whole_phase_fits(system, workload, op, threads)
@@ -456,8 +546,8 @@ def _steady_point(
     precision: Precision,
     cache_fill: float,
 ) -> PointResult:
-    """``run_point`` in steady state, write caches prefilled to ``cache_fill`` (below full, raises
-    :class:`_CacheFilled` on any of :func:`run_point`'s signs that the load outruns the destages)."""
+    """One run of a point in steady state, write caches prefilled to ``cache_fill`` (below full, raises
+    :class:`_CacheFilled` on any of :func:`run_replication`'s signs that the load outruns the destages)."""
     started = time.perf_counter()
     env = Environment()
     streams = Streams(seed)
@@ -646,13 +736,16 @@ def run_workload(
     precision: Precision = DEFAULT_PRECISION,
     progress: Callable[[PointResult], None] | None = None,
 ) -> list[PointResult]:
-    """Every (operation, thread count) point of a workload, in the order the benchmark runs them."""
+    """Every (operation, thread count) point of a workload, in the order the benchmark runs them
+    (``progress`` is called with every run: each point's, or with replications each of its runs')."""
     check_runnable(system, workload)
     points: list[PointResult] = []
     for op in workload.point_ops:
         for threads in workload.threads:
-            point = run_point(system, workload, op, threads, seed, precision)
-            points.append(point)
-            if progress is not None:
-                progress(point)
+            runs = []
+            for replication in range(precision.replications):
+                runs.append(run_replication(system, workload, op, threads, seed, precision, replication))
+                if progress is not None:
+                    progress(runs[-1])
+            points.append(runs[0] if len(runs) == 1 else combine_replications(runs, precision))
     return points

@@ -9,7 +9,8 @@ benchmark reports, set by its last task, with ``last_task_factor`` (reported / a
 "latency" when no part is and the rate is held by the time requests take (too few in flight).
 Keys added since, within version 3 (a reader that ignores keys it does not know reads them all
 alike): ``pool_occupancy`` (each pool's slots held over the window) and, for IOR points and
-IOzone points with ``-e`` or ``-c``, ``open_close_seconds``.
+IOzone points with ``-e`` or ``-c``, ``open_close_seconds``; with ``--replications`` N above 1,
+``replications`` (N) on every point and in the precision.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class RunResult:
                     "min_batches": self.precision.min_batches,
                     "max_batches": self.precision.max_batches,
                     "max_doublings": self.precision.max_doublings,
+                    **({"replications": self.precision.replications} if self.precision.replications > 1 else {}),
                 },
                 "parameters": {name: p.value for name, p in PARAMETERS.items()},
             },

@@ -1,7 +1,8 @@
 """Running a set of workloads on a system: the library call behind ``pfssim run``.
 
-Points are independent (each has its own model and streams from the master seed), so they can run
-in a pool of processes and come back in the benchmark's order with the same numbers as in one.
+Points are independent (each has its own model and streams from the master seed), and so are the
+runs of a point with replications, so they can run in a pool of processes and come back in the
+benchmark's order with the same numbers as in one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult, Precision, run_point, run_workload
+from sim.benchmarks.driver import (
+    DEFAULT_PRECISION,
+    PointResult,
+    Precision,
+    combine_replications,
+    run_replication,
+    run_workload,
+)
 from sim.benchmarks.result import RunResult
 from sim.benchmarks.runnable import check_all_runnable
 from sim.benchmarks.workloads import find_workload
@@ -46,11 +54,11 @@ def default_workloads(system: System) -> list[AnyWorkload]:
 _SUITE: tuple[System, Sequence[AnyWorkload], int, Precision] | None = None
 
 
-def _run_suite_point(task: tuple[int, str, int]) -> PointResult:
+def _run_suite_point(task: tuple[int, str, int, int]) -> PointResult:
     assert _SUITE is not None
     system, workloads, seed, precision = _SUITE
-    index, op, threads = task
-    return run_point(system, workloads[index], op, threads, seed, precision)
+    index, op, threads, replication = task
+    return run_replication(system, workloads[index], op, threads, seed, precision, replication)
 
 
 def run_suite(
@@ -61,8 +69,10 @@ def run_suite(
     progress: Callable[[PointResult], None] | None = None,
     workers: int = 1,
 ) -> RunResult:
-    """Every point of every workload, with timing; ``workers`` > 1 simulates points in that many
-    processes (the points and their order are the same)."""
+    """Every point of every workload, with timing; ``workers`` > 1 simulates points (and each run of
+    a point with ``precision.replications``) in that many processes (the points and their order are
+    the same). ``progress`` is called with every run as it ends: each point's, or with replications
+    each of its runs'."""
     global _SUITE
     started = time.perf_counter()
     result = RunResult(system, list(workloads), seed, precision)
@@ -72,9 +82,10 @@ def run_suite(
         for workload in workloads:
             result.points += run_workload(system, workload, seed, precision, progress)
     else:
-        points: dict[tuple[int, str, int], PointResult] = {}
+        runs: dict[tuple[int, str, int, int], PointResult] = {}
         # Large thread counts are the slow points: start them first so no long one is left for the end.
-        order = sorted(tasks, key=lambda task: -task[2])
+        replications = range(precision.replications)
+        order = sorted(((*task, r) for task in tasks for r in replications), key=lambda run: -run[2])
         _SUITE = (system, workloads, seed, precision)
         try:
             # fork, as in sim/validation/run.py: the workers inherit the loaded system.
@@ -83,11 +94,16 @@ def run_suite(
             with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
                 futures = {pool.submit(_run_suite_point, task): task for task in order}
                 for future in as_completed(futures):
-                    point = points[futures[future]] = future.result()
+                    run = runs[futures[future]] = future.result()
                     if progress is not None:
-                        progress(point)
+                        progress(run)
         finally:
             _SUITE = None
-        result.points = [points[task] for task in tasks]
+        result.points = [
+            combine_replications([runs[(*task, r)] for r in replications], precision)
+            if precision.replications > 1
+            else runs[(*task, 0)]
+            for task in tasks
+        ]
     result.wall_s = time.perf_counter() - started
     return result

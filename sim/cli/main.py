@@ -87,6 +87,15 @@ def _parser() -> argparse.ArgumentParser:
         default=0.02,
         help="target relative half-width of the 95%% interval (default 0.02)",
     )
+    run.add_argument(
+        "--replications",
+        action=_Once,
+        type=_replications,
+        default=1,
+        metavar="N",
+        help="independent runs of each point (other seeds: file layout, start, drive phases); their mean "
+        "is reported with an interval from their spread (default 1, the run alone)",
+    )
     run.add_argument("--workers", action=_Once, type=int, default=2, help="processes simulating points (default 2)")
     run.add_argument("--json", action="store_true", help="print the versioned result object as JSON")
     run.add_argument(
@@ -165,6 +174,20 @@ def _seed(text: str) -> int:
     if not 0 <= seed < 2**64:
         raise argparse.ArgumentTypeError("the seed must be an integer from 0 to 2^64 - 1")
     return seed
+
+
+#: The most independent runs ``--replications`` takes for each point.
+MAX_REPLICATIONS = 100
+
+
+def _replications(text: str) -> int:
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()) or not 1 <= int(digits) <= MAX_REPLICATIONS:
+        shown = text if len(text) <= 40 else f"{text[:40]}..."
+        raise argparse.ArgumentTypeError(
+            f"{shown!r} is not a whole number from 1 to {MAX_REPLICATIONS} (runs of each point; 1 is the run alone)"
+        )
+    return int(digits)
 
 
 def _print_problems(problems: Sequence[Problem], stream: object = None) -> None:
@@ -330,7 +353,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise PfssimError("--precision must be above 0 and below 1 (0.02 is +-2%)")
     if args.workers < 1:
         raise PfssimError("--workers must be at least 1")
-    total = sum(len(w.point_ops) * len(w.threads) for w in workloads)
+    total = sum(len(w.point_ops) * len(w.threads) for w in workloads) * args.replications
     with _progress() as progress:
         task = progress.add_task(f"simulating {system.name}", total=total)
 
@@ -342,7 +365,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"{getattr(point, 'op', '')} {getattr(point, 'threads', '')}",
             )
 
-        result = run_suite(system, workloads, args.seed, Precision(rel_precision=args.precision), advance, args.workers)
+        precision = Precision(rel_precision=args.precision, replications=args.replications)
+        result = run_suite(system, workloads, args.seed, precision, advance, args.workers)
     if args.plot is not None:
         write_plot(result, args.plot)
     if args.json:

@@ -128,11 +128,19 @@ def render_run(result: RunResult, console: Console) -> None:
             "drive's rated speed), so every batch moves the same amount; the uncertainty is then in that "
             "rate, not in the simulation"
         )
+    replications = max((p.replications for p in result.points), default=1)
+    if replications > 1:
+        console.print(
+            f"each point is the mean of {replications} independent runs (seeds derived from seed "
+            f"{result.seed}: another file layout, other start points and drive phases); its interval "
+            f"comes from their spread (Student t, {replications - 1} degree{'' if replications == 2 else 's'} "
+            "of freedom)"
+        )
     if any(not p.converged for p in result.points):
         console.print(
             "* the simulated rate's interval is wider than the requested precision (the point's request "
-            "budget was reached, or an MDtest phase small enough to simulate whole varies that much "
-            "between its runs)"
+            "budget was reached, an MDtest phase small enough to simulate whole varies that much "
+            "between its runs, or a point's independent runs do)"
         )
     count = len(result.points)
     console.print(f"seed {result.seed}; {count} point{'' if count == 1 else 's'} in {result.wall_s:.1f} s")
