@@ -50,6 +50,13 @@ CASES = {
         "must be positive",
         "seq_write: -1.3",
     ),
+    "a drive faster than its own link": (
+        META_DRIVES,
+        META_DRIVES.replace("count: 12}", "count: 12, overrides: {seq_read: 100 GB/s}}"),
+        "servers[1].numa[0].pcie_switches[0].drives",
+        "seq_read 100 GB/s is above what its own pcie3 x4 interface carries (3.94 GB/s)",
+        "seq_read: 100 GB/s",
+    ),
     "a quoted fraction": (
         "    value: 0.99",
         "    value: '0.99'",
@@ -188,7 +195,8 @@ CASES = {
         "{count: 6, level: 1, members: 2,",
         "{count: 7, level: 1, members: 2,",
         "servers[1].numa[0].raid_groups[0]",
-        "has only 12 drives",
+        "the RAID groups take 14 drives up to this entry (7 x 2 members here, dealt after those listed before it), "
+        "but 12 are declared here",
         "count: 7",
     ),
 }
@@ -341,6 +349,44 @@ def test_show_bad_input_goes_to_stderr(bad_topology) -> None:
     assert "unknown key 'chunksize'" in result.stderr
 
 
+def test_show_refuses_a_default_suite_it_cannot_find(bad_topology) -> None:
+    # show listed a misspelt workload as the default suite, while run and validate refused it.
+    old = "benchmarks: [beegfs-hp-iozone-seq, beegfs-hp-iozone-random]"
+    topology = bad_topology(old, old.replace("iozone-seq", "iozone-sequential"))
+    for command in (["show"], ["show", "--json"], ["validate"]):
+        result = run_cli(*command, str(topology))
+        assert result.code == 2, command
+        text = result.stderr if command[0] == "show" else result.stdout
+        assert "benchmarks[0]: unknown workload 'beegfs-hp-iozone-sequential'" in text, text
+        assert command[0] != "show" or result.stdout == ""
+
+
+def test_a_switch_with_an_unknown_part_is_reported_once(bad_topology) -> None:
+    # It was "unknown switche part", followed by an "unknown switch" line for every HCA and link
+    # bundle cabled to the switch that had been declared.
+    old = "{name: storage-switch, part: mellanox-sb7890}"
+    topology = bad_topology(old, old.replace("sb7890", "sb7899"))
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    (line,) = result.stdout.strip().splitlines()
+    assert "network.switches[0].part: unknown switch part 'mellanox-sb7899' (known: " in line, line
+
+
+def test_a_template_with_too_few_drives_is_reported_once_with_what_it_needs(bad_topology) -> None:
+    # The storage template of the 2019 system, built six times: one line, saying how many drives
+    # the groups take (it said "needs drive slot 8 but storage1.numa0 has only 8 drives", a line
+    # per zone built from the template).
+    old = "drives: {part: intel-p4600-1.6tb, count: 12}"
+    topology = bad_topology(old, old.replace("12}", "8}"))
+    result = run_cli("validate", str(topology))
+    assert result.code == 2
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    template = [line for line in lines if ".templates." in line or " templates." in line]
+    assert len(template) == 1, lines
+    assert "the RAID groups take 12 drives up to this entry (3 x 4 members here" in template[0]
+    assert template[0].endswith("but 8 are declared here")
+
+
 def test_every_problem_is_reported(bad_topology) -> None:
     topology = bad_topology("  chunk_size: 2 MiB", "  chunk_size: 2 MiB\n  chunksize: 2 MiB\n  stripes: 3")
     result = run_cli("validate", str(topology))
@@ -446,13 +492,15 @@ def test_catalogue_files_may_end_in_yml(tmp_path) -> None:
 
 
 def test_a_raid_group_that_does_not_fit_is_not_echoed_as_unassigned_drives(tmp_path) -> None:
-    # 8 x 11 drives do not fit in an 84-slot ME4084: one line per enclosure says so, and the drives
-    # left over are not reported again as "in no RAID group".
+    # 8 x 11 drives do not fit in an 84-slot ME4084: one line says so for the four enclosures of the
+    # declaration (it was a line per enclosure), and the drives left over are not reported again as
+    # "in no RAID group".
     old = "{count: 8, level: 6, members: 10, interleave: 2, stripe_unit: 512 KiB}"
     topology = _variant(tmp_path, "beegfs-high-capacity", [(old, old.replace("members: 10", "members: 11"))])
     result = run_cli("validate", str(topology))
     assert result.code == 2
-    assert result.stdout.count("has only 84 drives") == 4, result.stdout
+    assert result.stdout.count("the RAID groups take 88 drives up to this entry") == 1, result.stdout
+    assert result.stdout.count("but 84 are declared here") == 1
     assert "in no RAID group" not in result.stdout
 
 

@@ -497,3 +497,27 @@ def test_an_empty_output_path_is_refused(args: tuple[str, ...]) -> None:
     result = run_cli(*args)
     assert result.code == 2
     assert "an empty path" in result.stderr
+
+
+def test_ctrl_c_stops_a_run_with_a_line_and_exit_130_and_leaves_no_process(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    plot = tmp_path / "curves.png"
+    # A run of about half a minute in two worker processes, interrupted as a terminal's Ctrl-C does:
+    # SIGINT to the whole process group once it is under way.
+    args = [sys.executable, "-m", "sim.cli.main", "run", str(ROOT / "topologies" / "beegfs-high-capacity.yaml")]
+    args += ["--workload", "beegfs-hc-ior-n1", "--threads", "512", "--plot", str(plot)]
+    process = subprocess.Popen(
+        args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    time.sleep(4)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err.strip() == "pfssim: interrupted" and out == ""
+    assert not plot.exists()
+    # The workers are gone with their parent: nothing is left in its process group.
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)

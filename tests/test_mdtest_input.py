@@ -295,8 +295,8 @@ def _line_of(text: str, fragment: str) -> int:
         ("total_files: 2097152", "total_files: 2097152\nstonewall: 30", "stonewall", "unknown key", "stonewall"),
         ("files_only: true\n", "", "files_only", "missing required key", None),
         ("name: {name}", "name: other", "name", "differs from the file name", "name:"),
-        ("leaf_only: true", 'leaf_only: "yes"', "leaf_only", "valid boolean", "leaf_only"),
-        ("leaf_only: true", "leaf_only: 1", "leaf_only", "valid boolean", "leaf_only"),
+        ("leaf_only: true", 'leaf_only: "yes"', "leaf_only", "expected true or false", "leaf_only"),
+        ("leaf_only: true", "leaf_only: 1", "leaf_only", "expected true or false", "leaf_only"),
         # The quotient is shown with its fraction (it read "= 2048" and called that not whole).
         ("total_files: 2097152", "total_files: 2097153", "threads", "2097153 / 1 / 1024 = 2048.00097656)", "threads"),
     ],

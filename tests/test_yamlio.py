@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sim.config.yamlio import format_path, load_yaml_text
-from sim.errors import ConfigError
+from sim.errors import ConfigError, PfssimError
+from tests.conftest import ROOT
 
 
 def test_lines_point_at_keys() -> None:
@@ -67,6 +68,29 @@ def test_dates_stay_text_and_explicit_bad_ones_are_located() -> None:
     assert (problem.line, problem.path) == (2, "when") and "month must be in 1..12" in problem.message
 
 
+def test_only_true_and_false_are_booleans() -> None:
+    """YAML 1.1 reads yes, no, on and off (a country code NO, a switch "on") as booleans; pfssim
+    reads them as the words they are, as YAML 1.2 does, so that a yes/no setting refuses them."""
+    text = "a: yes\nb: No\nc: on\nd: OFF\ne: true\nf: False\ng: TRUE\nh: y\n"
+    data, _ = load_yaml_text(text, "b.yaml")
+    assert data == {"a": "yes", "b": "No", "c": "on", "d": "OFF", "e": True, "f": False, "g": True, "h": "y"}
+
+
+def test_a_yes_no_setting_written_yes_is_refused_at_its_line(tmp_path) -> None:
+    from sim.benchmarks.workloads import load_workload
+
+    text = (ROOT / "workloads" / "pixstor-iozone-seq.yaml").read_text()
+    old = "direct_io: false"
+    assert old in text, "test fixture out of date"
+    path = tmp_path / "pixstor-iozone-seq.yaml"
+    path.write_text(text.replace(old, "direct_io: no"))
+    with pytest.raises(PfssimError) as info:
+        load_workload(path)
+    (problem,) = [p for p in info.value.problems if p.path == "direct_io"]
+    assert problem.line == text[: text.index(old)].count("\n") + 1
+    assert problem.message == "expected true or false, got 'no'"
+
+
 @pytest.mark.parametrize("word", ["010", "0x10", "0b11", "1:0", "-07"])
 def test_numbers_only_in_decimal(word: str) -> None:
     """YAML 1.1 reads 010 as 8 and 1:0 as 60; pfssim refuses them instead of guessing."""
@@ -106,7 +130,7 @@ def test_oversized_files_are_refused_before_parsing(tmp_path) -> None:
         load_yaml(path)
 
 
-@pytest.mark.parametrize("key", ["1", "yes", "null", "1.5"])
+@pytest.mark.parametrize("key", ["1", "true", "null", "1.5"])
 def test_keys_are_names(key: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_yaml_text(f"name: x\nstripe:\n  {key}: 4\n", "k.yaml")

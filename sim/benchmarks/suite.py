@@ -7,10 +7,9 @@ benchmark's order with the same numbers as in one.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 
 from sim.benchmarks.driver import (
@@ -25,6 +24,7 @@ from sim.benchmarks.result import RunResult
 from sim.benchmarks.runnable import check_all_runnable
 from sim.benchmarks.workloads import find_workload
 from sim.config.workload import AnyWorkload
+from sim.engine.workers import worker_pool
 from sim.errors import Problem, WorkloadError
 from sim.topology.model import System
 
@@ -88,10 +88,8 @@ def run_suite(
         order = sorted(((*task, r) for task in tasks for r in replications), key=lambda run: -run[2])
         _SUITE = (system, workloads, seed, precision)
         try:
-            # fork, as in sim/validation/run.py: the workers inherit the loaded system.
-            context = multiprocessing.get_context("fork")
-            # No more processes than points: --workers 5000 on a four-point run forks four.
-            with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=context) as pool:
+            # No more processes than runs: --workers 5000 on a four-point run forks four.
+            with worker_pool(min(workers, len(order))) as pool:
                 futures = {pool.submit(_run_suite_point, task): task for task in order}
                 for future in as_completed(futures):
                     run = runs[futures[future]] = future.result()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a program stopped by Ctrl-C
 
 
 class _Once(argparse.Action):
@@ -226,12 +227,16 @@ def _progress():  # noqa: ANN202 - a rich Progress
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    """``pfssim show``."""
+    """``pfssim show``; a default suite naming a workload that cannot be found is refused, as
+    ``run`` and ``validate`` refuse it, rather than listed as if it could run."""
+    from sim.benchmarks.suite import default_workloads
     from sim.report.show import render_summary
     from sim.topology.build import load_system
     from sim.topology.summary import summarize
 
-    summary = summarize(load_system(args.topology))
+    system = load_system(args.topology)
+    default_workloads(system)
+    summary = summarize(system)
     if args.json:
         print(json.dumps(summary.to_json(), indent=2))
     else:
@@ -457,6 +462,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         problems = getattr(exc, "problems", None) or [Problem("", None, "", str(exc))]
         _print_problems(problems)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        # Ctrl-C: no traceback; the worker processes are stopped (sim.engine.workers) and no output
+        # file was begun, since they are written whole or not at all once every point is done.
+        print("pfssim: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader stopped reading (| head): nothing more to say, and nothing to flush at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -60,6 +60,8 @@ def _message(error: Any) -> str:
             message = f"unknown kind {tag!r}; expected {expected}"
     elif kind in ("dict_type", "model_type"):
         message = f"expected a mapping of keys to values, got {type(error.get('input')).__name__}"
+    elif kind == "bool_type":
+        message = f"expected true or false, got {error.get('input')!r}"
     return message
 
 
@@ -223,7 +225,8 @@ class Catalogue:
 def unknown_part_message(kind: str, name: str, known: list[str]) -> str:
     """'unknown part X' with the known names of that kind, so the fix is visible."""
     listing = ", ".join(known) if known else "none defined"
-    singular = kind[:-2] if kind.endswith("ses") else kind[:-1]  # buses -> bus, drives -> drive
+    # buses -> bus, switches -> switch, drives -> drive
+    singular = kind[:-2] if kind.endswith(("ses", "ches", "shes", "xes")) else kind[:-1]
     return f"unknown {singular.replace('_', ' ')} part {name!r} (known: {listing})"
 
 

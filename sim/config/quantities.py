@@ -78,6 +78,6 @@ class Model(_BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-# A yes/no setting: YAML's true/false (or yes/no, on/off unquoted); a quoted "yes" or a 1 is refused
-# rather than read as a boolean.
+# A yes/no setting: YAML's true or false; yes, no, on, off (text to pfssim's YAML reader), a quoted
+# "true" or a 1 is refused rather than read as a boolean.
 Flag = Annotated[bool, Field(strict=True)]

@@ -55,8 +55,10 @@ class SourceMap:
 
 class _Loader(yaml.SafeLoader):
     """YAML 1.1's safe rules without the forms that surprise: no dates (``2019-13-01`` stays text
-    instead of failing as a date), and numbers only in decimal (``010`` is not octal 8, ``1:0`` not
-    sexagesimal 60; such words stay text and :func:`_construct` reports them)."""
+    instead of failing as a date), numbers only in decimal (``010`` is not octal 8, ``1:0`` not
+    sexagesimal 60; such words stay text and :func:`_construct` reports them), and only ``true``
+    and ``false`` as booleans, as in YAML 1.2 (``yes``, ``no``, ``on`` and ``off`` stay text, which
+    a yes/no setting refuses, instead of switching it silently)."""
 
 
 _DECIMAL_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9_]*)$")
@@ -70,9 +72,16 @@ _LEGACY_NUMBER = re.compile(
 )
 
 _Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag.rsplit(":", 1)[-1] not in ("int", "float", "timestamp")]
+    first: [
+        (tag, regexp)
+        for tag, regexp in resolvers
+        if tag.rsplit(":", 1)[-1] not in ("int", "float", "timestamp", "bool")
+    ]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 _Loader.add_implicit_resolver("tag:yaml.org,2002:int", _DECIMAL_INT, list("-+0123456789"))
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _DECIMAL_FLOAT, list("-+0123456789."))
 
@@ -200,7 +209,7 @@ def _construct_collection(
             except _BadScalar:
                 continue
             if not isinstance(key, str):
-                # Every pfssim key is a name; a number, yes/no or null key is a typo, not a setting.
+                # Every pfssim key is a name; a number, true/false or null key is a typo, not a setting.
                 problems.append(
                     Problem(
                         smap.file,

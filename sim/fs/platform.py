@@ -316,12 +316,20 @@ class Platform:
         return pool[index % len(pool)]
 
     def network_hops(self, client_hca: str, server_hca: str, op: str) -> list[Hop]:
-        """Hops of a data transfer between a client HCA and a server HCA (write: to the server)."""
+        """Hops of a data transfer between a client HCA and a server HCA (write: to the server).
+
+        An inter-switch bundle ``a~b`` is full duplex: its ``tx`` station carries what flows from
+        ``a`` to ``b`` and its ``rx`` station what flows from ``b`` to ``a``, whichever end the
+        client is on (as the max-flow bound counts it: one capacity per direction)."""
         s = self.system
         to_server = op == "write"
         hops: list[Hop] = [(client_hca, "tx" if to_server else "rx")]
-        for link in self.switch_path(s.hca_switch[client_hca], s.hca_switch[server_hca]):
-            hops.append((link, "tx" if to_server else "rx"))
+        here = s.hca_switch[client_hca]
+        for link in self.switch_path(here, s.hca_switch[server_hca]):
+            a, b = s.switch_links[link]
+            away = here == a  # crossing from the link's first end to its second, client to server
+            here = b if away else a
+            hops.append((link, "tx" if away == to_server else "rx"))
         hops.append((server_hca, "rx" if to_server else "tx"))
         return hops
 

@@ -78,10 +78,13 @@ class Builder(ServerSteps, ServiceSteps):
                 self.switch_port_use[sw.name] = 0.0
                 self.switch_paths[sw.name] = path
             except _Abort:
+                self.broken_switches.add(sw.name)
                 continue
         for i, bundle in enumerate(self.spec.network.links):
             path = ("network", "links", i)
             a, b = bundle.between
+            if a in self.broken_switches or b in self.broken_switches:
+                continue
             unknown = [x for x in (a, b) if x not in self.switch_ports]
             if unknown or a == b:
                 message = f"unknown switch {unknown[0]!r}" if unknown else "a link bundle needs two different switches"

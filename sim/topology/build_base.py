@@ -70,6 +70,9 @@ class BuilderBase:
         self.controller_cables: dict[str, int] = {}
         self.hba_ports_used: dict[str, int] = {}  # HBA -> ports already cabled (over all `sas:` entries)
         self.switch_ports: dict[str, int] = {}
+        # Switches declared with a part that could not be resolved (already reported): what refers to
+        # them is not reported again as an unknown switch.
+        self.broken_switches: set[str] = set()
         self.switch_cables: dict[str, int] = {}
         self.host_memory: dict[str, tuple[float, YamlPath]] = {}  # server or client -> memory, where given
         self.lanes_taken: dict[str, int] = {}  # NUMA zone (or client) -> PCIe lanes its cards and switches take
@@ -184,6 +187,8 @@ class BuilderBase:
         pcie_rate = part.host.lanes * self.lane_rate(part.host.bus, host_bus)
         rate = min(link_rate, pcie_rate)
         limit = f"{part.link} link" if link_rate <= pcie_rate else f"PCIe {part.host.bus} x{part.host.lanes} slot"
+        if switch in self.broken_switches:
+            raise _Abort
         if switch not in self.switch_ports:
             known = ", ".join(self.switch_ports) or "none"
             self.problem((*path, "switch"), f"unknown switch {switch!r} (switches: {known})")

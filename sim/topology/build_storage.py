@@ -126,6 +126,22 @@ class StorageSteps(BuilderBase):
     ) -> None:
         """Append ``count`` drives to ``pool``; each connects to every upstream part."""
         iface = part.interface.lanes * self.lane_rate(part.interface.bus, None)
+        # A drive moves no more than its own link carries (a slower host slot may cap it further,
+        # which is the host's doing, not an impossible part): a figure above that is a typo.
+        over = [
+            (f, rate)
+            for f, rate in (("seq_read", part.seq_read), ("seq_write", part.seq_write))
+            if rate > iface * (1 + 1e-9)
+        ]
+        if over:
+            field, rate = over[0]
+            self.problem(
+                path if path[-1:] == ("drives",) else (*path, "drives"),  # the drives' part and overrides
+                f"{part.model}: {field} {format_quantity(rate, Dimension.BANDWIDTH)} is above what its own "
+                f"{part.interface.bus} x{part.interface.lanes} interface carries "
+                f"({format_quantity(iface, Dimension.BANDWIDTH)}); no drive moves more data than its link",
+            )
+            raise _Abort
         for _ in range(count):
             drive = f"{pool.name}.drive{len(pool.drives)}"
             self.add_unique(
@@ -181,10 +197,22 @@ class StorageSteps(BuilderBase):
             for slots in slot_lists:
                 bad = [s for s in slots if s >= len(pool.drives)]
                 if bad:
-                    self.problem(
-                        gpath,
-                        f"needs drive slot {bad[0]} but {pool.name} has only {len(pool.drives)} drives",
-                    )
+                    # Without the zone's or enclosure's name: a template's mistake then reads the
+                    # same for every server built from it and is printed once.
+                    have = len(pool.drives)
+                    if raid.drives is not None:
+                        message = (
+                            f"drive slot {bad[0]} does not exist: {have} drives are declared here "
+                            f"(slots 0 to {have - 1})"
+                        )
+                    else:
+                        needed = max(max(other) for other in slot_lists) + 1
+                        message = (
+                            f"the RAID groups take {needed} drives up to this entry ({raid.count} x "
+                            f"{raid.members} members here, dealt after those listed before it), but {have} "
+                            "are declared here"
+                        )
+                    self.problem(gpath, message)
                     break
                 taken = [s for s in slots if s in pool.used]
                 if taken:

@@ -8,16 +8,16 @@ project's machines); each worker loads a topology once and keeps it for the poin
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from sim.benchmarks.driver import PointResult, run_point
 from sim.benchmarks.workloads import find_workload
 from sim.config.workload import AnyWorkload
+from sim.engine.workers import worker_pool
 from sim.errors import PfssimError
 from sim.topology.build import load_system
 from sim.topology.model import System
@@ -76,11 +76,7 @@ def simulate(
             if progress is not None:
                 progress(len(results), len(unique), job)
         return results
-    # fork, not spawn: spawn re-runs the caller's main module in each worker, which breaks any script
-    # that calls reproduce() without an ``if __name__ == "__main__"`` guard. The forked workers only
-    # simulate and return results; they touch no lock of the parent's other threads (a progress bar).
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=min(workers, len(unique)), mp_context=context) as pool:
+    with worker_pool(min(workers, len(unique))) as pool:
         futures = {pool.submit(_run_job, job): job for job in unique}
         for future in as_completed(futures):
             job = futures[future]

@@ -1,0 +1,38 @@
+"""Process pools for independent simulations: forked workers that leave Ctrl-C to their parent.
+
+Ctrl-C reaches every process of the terminal's process group. Workers ignore it, so none prints a
+traceback of its own; the parent, interrupted, cancels what has not started and stops the workers
+at once instead of waiting for the simulations they are running.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+
+
+def _leave_interrupts_to_the_parent() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A pool of ``workers`` forked processes, stopped at once if the block raises (Ctrl-C included).
+
+    fork, not spawn: spawn re-runs the caller's main module in each worker, which breaks any script
+    that calls the library without an ``if __name__ == "__main__"`` guard, and forked workers inherit
+    the loaded system. They only simulate and return results; they touch no lock of the parent's
+    other threads (a progress bar)."""
+    context = multiprocessing.get_context("fork")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_leave_interrupts_to_the_parent)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for child in multiprocessing.active_children():  # the pool's workers: pfssim starts no others
+            child.terminate()
+        raise
+    pool.shutdown(wait=True)
