@@ -316,6 +316,7 @@ def test_single_valued_options_are_given_once() -> None:
 
 SUFFIXES = {"tx", "rx", "up", "down", "cpu", "read", "write", "commands", "workers", "direct-worker"}
 SUFFIXES |= {"gpfs-daemon", "prefetch-threads", "write-behind", "threads"}
+OWNED_BY = {"drives": "raid_group"}  # a suffix only a component of this kind owns
 
 
 def _named_by(name: str, components: dict[str, str]) -> bool:
@@ -327,6 +328,8 @@ def _named_by(name: str, components: dict[str, str]) -> bool:
         return components.get(client) == "client" and components.get(service) == "service"
     head, _, suffix = name.rpartition(".")
     is_thread = suffix.startswith("thread") and suffix[6:].isdigit()
+    if suffix in OWNED_BY:
+        return components.get(head) == OWNED_BY[suffix]
     return head in components and (suffix in SUFFIXES or (is_thread and components[head] == "client"))
 
 
