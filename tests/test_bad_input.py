@@ -139,7 +139,7 @@ CASES = {
         "{part: connectx4-edr, switch: cluster-fabric}",
         "{part: connectx4-edr, switch: []}",
         "clients[0].hcas[0].switch",
-        "at least 1 item",
+        "needs at least one entry",
         "switch: []",
     ),
     "benchmark listed twice": (
@@ -253,7 +253,7 @@ def test_a_service_given_no_targets_is_told_to_give_some(tmp_path) -> None:
     assert [(m["path"], int(m["line"])) for m in problems] == [
         ("servers[1].services[0].targets", _line_of(path.read_text(), "targets: []"))
     ]
-    assert "at least 1 item" in problems[0]["message"] and "count: 0" not in problems[0]["message"]
+    assert problems[0]["message"] == "needs at least one entry"
 
 
 @pytest.mark.parametrize(
@@ -987,3 +987,13 @@ def test_an_override_of_a_field_no_model_reads_is_refused(tmp_path) -> None:  # 
     assert result.code == 2
     (line,) = [x for x in (result.stdout + result.stderr).splitlines() if "expansion_ports_per_controller" in x]
     assert "no model reads it" in line and "enclosures[0].overrides.expansion_ports_per_controller" in line
+
+
+def test_a_number_where_text_is_wanted_is_told_to_be_quoted(tmp_path) -> None:
+    # It read "Input should be a valid string".
+    path = _variant(tmp_path, "beegfs-hdr100", [('version: "7.2"', "version: 7.2")])
+    problems = _located(run_cli("validate", str(path)))
+    assert [(m["path"], int(m["line"])) for m in problems] == [
+        ("filesystem.version", _line_of(path.read_text(), "version: 7.2"))
+    ]
+    assert problems[0]["message"] == 'expected text, got the number 7.2; quote it ("7.2") if it is meant as written'

@@ -146,3 +146,19 @@ def test_only_ascii_digits_and_spaces(text: str) -> None:
     # As the command lines are read: a full-width digit or a no-break space is refused, not read.
     with pytest.raises(UnitError, match="cannot read"):
         parse_quantity(text, Dimension.SIZE)
+
+
+def test_sizes_in_messages_are_exact_in_the_largest_whole_unit() -> None:
+    from sim.config.units import format_bytes
+
+    assert format_bytes(3 * 2**20) == "3 MiB"
+    assert format_bytes(1536 * 2**10) == "1536 KiB"
+    assert format_bytes(2**30) == "1 GiB"
+    assert format_bytes(1000) == "1000 B"
+    assert format_bytes(357913941) == "357913941 B"
+
+
+def test_large_counts_read_as_words() -> None:
+    from sim.report.show import _count
+
+    assert [_count(n) for n in (3.84e9, 5.12e8, 40_000, 7)] == ["3.84 billion", "512 million", "40,000", "7"]

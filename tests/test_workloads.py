@@ -255,7 +255,7 @@ def _line_of(text: str, fragment: str) -> int:
             "benchmark: iozone_seq_nn\nops: [write, read]\nrecord_size: 1 MiB",
             "benchmark: ior_seq_n1\nops: [write, read]\nrecord_size: 24 MiB",
             "file_size",
-            "must be a whole number of 25165824 B transfers",
+            "must be a whole number of 24 MiB transfers",
             "file_size",
         ),
         (
@@ -264,7 +264,7 @@ def _line_of(text: str, fragment: str) -> int:
             "benchmark: ior_seq_n1\nops: [write, read]\nrecord_size: 1 MiB\ndirect_io: true\nfsync: true\n"
             "aggregate_size: 1 GiB\nthreads: [1, 3]",
             "threads",
-            "at 3 threads each task's block (357913941 B at 3) is not a whole number of 1048576 B transfers",
+            "at 3 threads each task's block (357913941 B at 3) is not a whole number of 1 MiB transfers",
             "threads",
         ),
         ("file_size: 1 GiB", "file_size: 1 GiB\nsegments: 4", "segments", "an IOR setting", "segments"),
@@ -272,7 +272,7 @@ def _line_of(text: str, fragment: str) -> int:
             "benchmark: iozone_seq_nn\nops: [write, read]\nrecord_size: 1 MiB",
             "benchmark: ior_seq_n1\nsegments: 3\nops: [write, read]\nrecord_size: 1 MiB",
             "file_size",
-            "whole number of 1048576 B transfers in each of its 3 blocks",
+            "whole number of 1 MiB transfers in each of its 3 blocks",
             "file_size",
         ),
         ("record_size: 1 MiB", "record_size: 32 MiB", "record_size", "Maximum record length", "record_size"),

@@ -62,6 +62,15 @@ def _message(error: Any) -> str:
         message = f"expected a mapping of keys to values, got {type(error.get('input')).__name__}"
     elif kind == "bool_type":
         message = f"expected true or false, got {error.get('input')!r}"
+    elif kind == "too_short" and error.get("ctx", {}).get("min_length") == 1:
+        message = "needs at least one entry"
+    elif (
+        kind == "string_type"
+        and isinstance(error.get("input"), int | float)
+        and not isinstance(error.get("input"), bool)
+    ):
+        given = error.get("input")
+        message = f'expected text, got the number {given!r}; quote it ("{given}") if it is meant as written'
     return message
 
 

@@ -24,6 +24,7 @@ from sim.config.quantities import (
     Size,
     Text,
 )
+from sim.config.units import format_bytes
 
 RaidLevel = Literal[0, 1, 5, 6, 10]
 
@@ -306,7 +307,7 @@ class GpfsSpec(Model):
     def _block_size(cls, size: float) -> float:
         if size not in GPFS_BLOCK_SIZES:
             raise ValueError(
-                f"{size:.0f} B is not a block size mmcrfs accepts (64K, 128K, 256K, ... 16M: powers of two)"
+                f"{format_bytes(size)} is not a block size mmcrfs accepts (64K, 128K, 256K, ... 16M: powers of two)"
             )
         return size
 
@@ -315,14 +316,14 @@ class GpfsSpec(Model):
     def _subblocks(cls, count: int, info: ValidationInfo) -> int:
         block = info.data.get("block_size")
         if block is not None and block % count:
-            raise ValueError(f"a {block:.0f} B block does not divide into {count} subblocks")
+            raise ValueError(f"a {format_bytes(block)} block does not divide into {count} subblocks")
         return count
 
     @field_validator("inode_size")
     @classmethod
     def _inode_size(cls, size: float) -> float:
         if size not in (512.0, 1024.0, 4096.0):
-            raise ValueError(f"{size:.0f} B: mmcrfs -i takes 512, 1024 or 4096 bytes")
+            raise ValueError(f"{format_bytes(size)}: mmcrfs -i takes 512, 1024 or 4096 bytes")
         return size
 
 

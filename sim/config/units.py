@@ -178,6 +178,15 @@ def format_quantity(value: float, dimension: Dimension, digits: int = 4) -> str:
     return f"{value / factor:.{digits}g} {unit}"
 
 
+def format_bytes(value: float) -> str:
+    """A size in a message, exactly: in the largest binary unit it is a whole number of (``3 MiB``,
+    ``1536 KiB``), or in bytes (``1000 B``)."""
+    for factor, unit in _FORMAT_STEPS[Dimension.SIZE]:
+        if value >= factor and value % factor == 0:
+            return f"{value / factor:.0f} {unit}"
+    return f"{value:.0f} B"
+
+
 def format_decimal_bytes(value: float, digits: int = 5) -> str:
     """Bytes with decimal prefixes (TB, PB), as capacity is quoted in datasheets."""
     for factor, unit in [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]:

@@ -14,7 +14,7 @@ from typing import Annotated, Literal, TypeAlias
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from sim.config.quantities import ChunkSize, Count, Flag, Index, Model, Size, Text, ThreadCount
-from sim.config.units import Dimension, parse_quantity
+from sim.config.units import Dimension, format_bytes, parse_quantity
 from sim.config.yamlio import SourceMap, format_path
 from sim.errors import Problem, WorkloadError
 
@@ -54,7 +54,7 @@ def ior_size_problem(size: float, what: str) -> str | None:
         return None
     return (
         f"IOR needs a {what} size that is a multiple of {IOR_ACCESS_SIZE} B (ior.c: '{what} size must be a "
-        f"multiple of access size'); got {size:.0f} B"
+        f"multiple of access size'); got {format_bytes(size)}"
     )
 
 
@@ -64,7 +64,7 @@ def iozone_record_problem(record: float) -> str | None:
         return None
     return (
         f"IOzone records are {IOZONE_MIN_RECORD} B to {IOZONE_MAX_RECORD // 2**20} MiB (iozone.c refuses others: "
-        f"'Maximum record length is {IOZONE_MAX_RECORD} bytes'); got {record:.0f} B"
+        f"'Maximum record length is {IOZONE_MAX_RECORD} bytes'); got {format_bytes(record)}"
     )
 
 
@@ -215,7 +215,8 @@ class Workload(_Placed):
             raise ValueError("max_file_size caps an aggregate_size split; with file_size give the size itself")
         if self.max_file_size is not None and self.max_file_size < self.record_size:
             raise ValueError(
-                f"max_file_size ({self.max_file_size:.0f} B) is less than one record ({self.record_size:.0f} B)"
+                f"max_file_size ({format_bytes(self.max_file_size)}) is less than one record "
+                f"({format_bytes(self.record_size)})"
             )
         if self.gpfs_pagepool_client is not None and self.direct_io:
             raise ValueError(
@@ -227,12 +228,13 @@ class Workload(_Placed):
         if self.file_size is not None:
             if self.file_size < self.record_size:
                 raise ValueError(
-                    f"file_size ({self.file_size:.0f} B) is less than one record ({self.record_size:.0f} B)"
+                    f"file_size ({format_bytes(self.file_size)}) is less than one record "
+                    f"({format_bytes(self.record_size)})"
                 )
             if self.benchmark.startswith("ior") and (self.file_size / self.segments) % self.record_size:
                 raise ValueError(
-                    f"file_size ({self.file_size:.0f} B, IOR's -b x -s) must be a whole number of "
-                    f"{self.record_size:.0f} B transfers"
+                    f"file_size ({format_bytes(self.file_size)}, IOR's -b x -s) must be a whole number of "
+                    f"{format_bytes(self.record_size)} transfers"
                     f"{f' in each of its {self.segments} blocks' if self.segments > 1 else ''}, as IOR requires"
                 )
         problems = self.thread_problems(self.threads)
@@ -249,8 +251,8 @@ class Workload(_Placed):
         if short:
             largest = self.file_size_for(short[0])
             problems.append(
-                f"{at_threads(short)} each thread's file holds less than one record ({self.record_size:.0f} B; "
-                f"{largest:.0f} B {at_threads(short[:1])}); drop those thread counts, or raise the file or "
+                f"{at_threads(short)} each thread's file holds less than one record ({format_bytes(self.record_size)}; "
+                f"{format_bytes(largest)} {at_threads(short[:1])}); drop those thread counts, or raise the file or "
                 "aggregate size"
             )
         if self.benchmark.startswith("ior"):
@@ -258,8 +260,8 @@ class Workload(_Placed):
             if uneven:
                 problems.append(
                     f"{at_threads(uneven)} each task's block "
-                    f"({self.block_for(uneven[0]):.0f} B "
-                    f"at {uneven[0]}) is not a whole number of {self.record_size:.0f} B transfers, which IOR "
+                    f"({format_bytes(self.block_for(uneven[0]))} "
+                    f"at {uneven[0]}) is not a whole number of {format_bytes(self.record_size)} transfers, which IOR "
                     "requires (-b a multiple of -t); choose thread counts that divide the aggregate size into "
                     "whole transfers"
                 )
@@ -461,7 +463,8 @@ class MdtestWorkload(_Placed):
                 )
             raise MdtestKeyError(
                 "read_bytes",
-                f"read_bytes ({self.read_bytes:.0f} B) is more than write_bytes ({self.write_bytes:.0f} B); {why}",
+                f"read_bytes ({format_bytes(self.read_bytes)}) is more than write_bytes "
+                f"({format_bytes(self.write_bytes)}); {why}",
             )
         return self
 

@@ -45,7 +45,7 @@ def render_summary(summary: Summary, console: Console) -> None:
         f"{format_decimal_bytes(cap.usable_B)}  ({format_quantity(cap.usable_B, Dimension.SIZE)})",
     )
     capacity.add_row("file-system efficiency", f"{cap.efficiency:g}")
-    capacity.add_row("files the metadata holds", f"{cap.metadata_files:.3g}  ({cap.metadata_basis})")
+    capacity.add_row("files the metadata holds", f"{_count(cap.metadata_files)}  ({cap.metadata_basis})")
 
     bounds = Table(title="Hardware ceiling (max-flow, clients -> storage targets)")
     bounds.add_column("op")
@@ -56,3 +56,11 @@ def render_summary(summary: Summary, console: Console) -> None:
 
     console.print(Panel(head, title="pfssim show", expand=False))
     console.print(Group(parts, capacity, bounds))
+
+
+def _count(n: float) -> str:
+    """A large count for people: 3.84 billion, 512 million, 40,000."""
+    for factor, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if n >= factor:
+            return f"{n / factor:.3g} {word}"
+    return f"{n:,.0f}"
