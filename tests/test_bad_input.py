@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 
 LOCATED = re.compile(r"^(?P<file>\S+\.yaml):(?P<line>\d+)(?: (?P<path>\S+))?: (?P<message>.+)$")
 
@@ -997,3 +997,13 @@ def test_a_number_where_text_is_wanted_is_told_to_be_quoted(tmp_path) -> None:
         ("filesystem.version", _line_of(path.read_text(), "version: 7.2"))
     ]
     assert problems[0]["message"] == 'expected text, got the number 7.2; quote it ("7.2") if it is meant as written'
+
+
+def test_a_parts_catalogue_file_given_as_a_topology_is_said_to_be_one() -> None:
+    # It answered "parts/parts: parts catalogue folder not found" and seven missing keys.
+    for command in ("validate", "show"):
+        result = run_cli(command, str(ROOT / "topologies" / "parts" / "drives.yaml"))
+        assert result.code == 2, command
+        text = (result.stdout + result.stderr).strip()
+        assert len(text.splitlines()) == 1, text
+        assert "drives.yaml:6 drives: this is a parts catalogue file (drives), not a topology" in text

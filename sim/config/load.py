@@ -286,6 +286,19 @@ def is_workload_document(data: Any) -> bool:
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
     data, smap = load_yaml(path)
+    if isinstance(data, dict) and data and set(data) <= set(PART_KINDS):
+        # A file of the parts catalogue given where a topology goes (pfssim validate parts/drives.yaml):
+        # said as such, not as a topology missing all its keys.
+        kind = next(iter(data))
+        raise ConfigError(
+            [
+                smap.problem(
+                    (kind,),
+                    f"this is a parts catalogue file ({', '.join(data)}), not a topology: a topology reads "
+                    "its parts from the parts/ folder beside it, and validating the topology checks them",
+                )
+            ]
+        )
     if is_workload_document(data):
         key = "benchmark" if "benchmark" in data else next(k for k in data if k not in ("name", "title", "source"))
         raise ConfigError(
