@@ -1007,3 +1007,41 @@ def test_a_parts_catalogue_file_given_as_a_topology_is_said_to_be_one() -> None:
         text = (result.stdout + result.stderr).strip()
         assert len(text.splitlines()) == 1, text
         assert "drives.yaml:6 drives: this is a parts catalogue file (drives), not a topology" in text
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("[hca0]", "'hca0' names several HCAs of server 'meta' (numa0.hca0, numa1.hca0); give one of these"),
+        ("[hca9]", "server 'meta' has no HCA 'hca9' (its HCAs: numa0.hca0, numa1.hca0; a name may also be given"),
+        ("[numa0.hca0]", None),
+        ("[meta.numa1.hca0]", None),
+    ],
+)
+def test_a_service_interface_is_named_exactly_once(tmp_path, given: str, message: str | None) -> None:
+    # hca0 alone matched numa0's and numa1's and silently took the first; the HCAs a server has are
+    # listed as they may be written.
+    old = "      - {kind: beegfs-meta, count: 6}"
+    path = _variant(tmp_path, "beegfs-hdr100", [(old, old.replace("6}", "6, interfaces: " + given + "}"))])
+    result = run_cli("validate", str(path))
+    if message is None:
+        assert result.code == 0, result.stdout
+        return
+    problems = _located(result)
+    assert [m["path"] for m in problems] == ["servers[1].numa[0].services[0].interfaces[0]"], result.stdout
+    assert problems[0]["message"].startswith(message), problems[0]["message"]
+
+
+def test_a_sourced_value_written_as_a_bare_number_is_told_its_keys(tmp_path) -> None:
+    # "expected a mapping of keys to values, got float" did not say which keys.
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    start = text.index("  capacity_efficiency:\n")
+    lines = text[start:].split("\n")[1:]
+    while lines[0].startswith("    "):  # the mapping's value and its folded source
+        lines.pop(0)
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "beegfs-hdr100.yaml"
+    path.write_text(text[:start] + "  capacity_efficiency: 0.99\n" + "\n".join(lines))
+    problems = _located(run_cli("validate", str(path)))
+    assert [m["path"] for m in problems] == ["filesystem.capacity_efficiency"]
+    assert problems[0]["message"].endswith("got float (it takes value, source: {value: ..., source: ...})")

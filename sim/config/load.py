@@ -40,6 +40,19 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[str | int, ...]:
     return tuple(path)
 
 
+def _required_keys(class_name: str | None) -> list[str]:
+    """The required keys of the schema class named ``class_name`` (a pydantic error names its class)."""
+    from sim.config.quantities import Model
+
+    todo: list[type] = [Model]
+    while todo:
+        cls = todo.pop()
+        if cls.__name__ == class_name and issubclass(cls, Model):
+            return [name for name, info in cls.model_fields.items() if info.is_required()]
+        todo.extend(cls.__subclasses__())
+    return []
+
+
 def _message(error: Any) -> str:
     kind = error["type"]
     loc = error["loc"]
@@ -60,6 +73,9 @@ def _message(error: Any) -> str:
             message = f"unknown kind {tag!r}; expected {expected}"
     elif kind in ("dict_type", "model_type"):
         message = f"expected a mapping of keys to values, got {type(error.get('input')).__name__}"
+        required = _required_keys(error.get("ctx", {}).get("class_name"))
+        if required:  # capacity_efficiency: 0.99 -> {value: 0.99, source: ...}
+            message += f" (it takes {', '.join(required)}: {{{', '.join(f'{k}: ...' for k in required)}}})"
     elif kind == "bool_type":
         message = f"expected true or false, got {error.get('input')!r}"
     elif kind == "too_short" and error.get("ctx", {}).get("min_length") == 1:

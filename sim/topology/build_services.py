@@ -171,11 +171,23 @@ class ServiceSteps(BuilderBase):
             return [h for h in all_hcas if self.system.zone_of.get(h) == zone]
         chosen = []
         for i, h in enumerate(mode):
-            full = h if h in all_hcas else next((x for x in all_hcas if x.endswith("." + h)), None)
-            if full is None:
+            matches = [h] if h in all_hcas else [x for x in all_hcas if x.endswith("." + h)]
+            if len(matches) > 1:  # hca0 of numa0 and of numa1: which one is not for pfssim to guess
+                short = [x.removeprefix(server + ".") for x in matches]
                 self.problem(
                     (*path, "interfaces", i),
-                    f"server {server!r} has no HCA {h!r} (HCAs: {', '.join(all_hcas) or 'none'})",
+                    f"{h!r} names several HCAs of server {server!r} ({', '.join(short)}); give one of these",
+                )
+                return None
+            full = matches[0] if matches else None
+            if full is None:
+                # Named as they may be written: relative to the server (numa0.hca0), which a
+                # template's servers share, where the full names differ from server to server.
+                short = [x.removeprefix(server + ".") for x in all_hcas]
+                self.problem(
+                    (*path, "interfaces", i),
+                    f"server {server!r} has no HCA {h!r} (its HCAs: {', '.join(short) or 'none'}; a name may "
+                    f"also be given in full, {server}.<name>, or by its last part, such as hca0)",
                 )
                 return None
             chosen.append(full)
