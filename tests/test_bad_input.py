@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from sim.errors import PfssimError
 from tests.conftest import ROOT, run_cli
 
 LOCATED = re.compile(r"^(?P<file>\S+\.yaml):(?P<line>\d+)(?: (?P<path>\S+))?: (?P<message>.+)$")
@@ -996,7 +997,7 @@ def test_a_number_where_text_is_wanted_is_told_to_be_quoted(tmp_path) -> None:
     assert [(m["path"], int(m["line"])) for m in problems] == [
         ("filesystem.version", _line_of(path.read_text(), "version: 7.2"))
     ]
-    assert problems[0]["message"] == 'expected text, got the number 7.2; quote it ("7.2") if it is meant as written'
+    assert problems[0]["message"] == "expected text, got a number (7.2); put it in quotes to keep it as written"
 
 
 def test_a_parts_catalogue_file_given_as_a_topology_is_said_to_be_one() -> None:
@@ -1045,3 +1046,34 @@ def test_a_sourced_value_written_as_a_bare_number_is_told_its_keys(tmp_path) -> 
     problems = _located(run_cli("validate", str(path)))
     assert [m["path"] for m in problems] == ["filesystem.capacity_efficiency"]
     assert problems[0]["message"].endswith("got float (it takes value, source: {value: ..., source: ...})")
+
+
+def test_a_second_bundle_between_the_same_switches_is_refused(bad_topology) -> None:
+    # A request takes one path, so a second bundle sat idle in the simulation while the max-flow
+    # ceiling counted it (24.8 GB/s shown, 12.4 GB/s simulated).
+    old = "    - {between: [storage-switch, cluster-fabric], count: 24, link: edr}"
+    topology = bad_topology(old, old + "\n    - {between: [cluster-fabric, storage-switch], count: 1, link: edr}")
+    problems = _located(run_cli("validate", str(topology)))
+    assert [m["path"] for m in problems] == ["network.links[1].between"]
+    assert problems[0]["message"].startswith("cluster-fabric and storage-switch are already joined by network.links[0]")
+
+
+def test_a_quoted_true_is_told_to_lose_its_quotes(tmp_path) -> None:
+    from sim.benchmarks.workloads import load_workload
+
+    text = (ROOT / "workloads" / "pixstor-iozone-seq.yaml").read_text()
+    path = tmp_path / "pixstor-iozone-seq.yaml"
+    path.write_text(text.replace("fsync: true", 'fsync: "true"'))
+    with pytest.raises(PfssimError) as info:
+        load_workload(path)
+    (problem,) = [p for p in info.value.problems if p.path == "fsync"]
+    assert problem.message == "expected true or false, got the text 'true' (in quotes); write it without quotes"
+
+
+def test_a_topology_draft_of_servers_and_enclosures_is_not_taken_for_a_catalogue(tmp_path) -> None:
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "draft.yaml"
+    path.write_text("servers:\n  - {name: s, part: poweredge-r740xd}\nenclosures: []\n")
+    result = run_cli("validate", str(path))
+    assert result.code == 2 and "parts catalogue" not in result.stdout
+    assert "missing required key 'name'" in result.stdout, result.stdout

@@ -524,3 +524,21 @@ def test_ctrl_c_stops_a_run_with_a_line_and_exit_130_and_leaves_no_process(tmp_p
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)
+
+
+def test_a_worker_pool_stopped_by_an_error_leaves_the_callers_own_processes_alone() -> None:
+    import multiprocessing
+    import time
+
+    from sim.engine.workers import worker_pool
+
+    own = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,))
+    own.start()
+    try:
+        with pytest.raises(RuntimeError), worker_pool(1) as pool:
+            pool.submit(time.sleep, 0.2)
+            raise RuntimeError("stop")
+        assert own.is_alive()
+    finally:
+        own.terminate()
+        own.join()

@@ -126,8 +126,43 @@ def test_the_cli_takes_replications_and_records_them() -> None:
     assert [p["replications"] for p in data["points"]] == [2, 2]
     table = run_cli(*args, "--replications", "2")
     assert table.code == 0 and "each point is the mean of 2 independent runs" in table.stdout
-    for bad in ("0", "101", "two", "-1", "1.5"):
+    for bad in ("0", "32", "two", "-1", "1.5"):
         refused = run_cli(*args, "--replications", bad)
         assert refused.code == 2 and refused.stdout == "", bad
-        assert "--replications" in refused.stderr and "whole number from 1 to 100" in refused.stderr, refused.stderr
+        assert "--replications" in refused.stderr and "whole number from 1 to 31" in refused.stderr, refused.stderr
     assert "replications" not in json.loads(run_cli(*args, "--json").stdout)["inputs"]["precision"]
+
+
+def test_a_pool_named_by_the_runs_keeps_its_occupancy_when_they_combine() -> None:
+    # A run lists a pool among its utilisations only when it names it; each run named another of
+    # sixteen full connection pools, so averaged as utilisations the named one read 1/3 busy and
+    # the point latency-bound, while every run was capacity-bound (session 22 review).
+    full = {"c0->s": 1.0, "c1->s": 1.0, "c2->s": 1.0}
+    runs = [
+        _point(100.0, name, {"drive": 0.6, name: 1.0}, pool_occupancy=full, requests=1)
+        for name in ("c0->s", "c1->s", "c2->s")
+    ]
+    point = combine_replications(runs, Precision(replications=3))
+    assert point.bottleneck == "c0->s"  # a three-way tie: the first run's
+    assert point.bottleneck_utilization == 1.0 and point.limit == "capacity"
+    assert point.utilization == {"drive": pytest.approx(0.6), "c0->s": 1.0}
+    assert point.pool_occupancy == full
+
+
+def test_the_runs_of_a_single_point_share_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sim.benchmarks.suite as suite
+
+    pools: list[int] = []
+    real = suite.worker_pool
+
+    def counted(workers: int):  # noqa: ANN202 - the pool's context manager
+        pools.append(workers)
+        return real(workers)
+
+    monkeypatch.setattr(suite, "worker_pool", counted)
+    system = load_system(TINY)
+    workload = _random_writes()
+    two = run_suite(system, [workload], seed=3, precision=Precision(replications=2), workers=2).points
+    one = run_suite(system, [workload], seed=3, precision=Precision(replications=2), workers=1).points
+    assert pools == [2]  # one point, two runs: two processes
+    assert [(p.value, p.ci_low, p.ci_high) for p in two] == [(p.value, p.ci_low, p.ci_high) for p in one]

@@ -154,8 +154,9 @@ def test_sizes_in_messages_are_exact_in_the_largest_whole_unit() -> None:
     assert format_bytes(3 * 2**20) == "3 MiB"
     assert format_bytes(1536 * 2**10) == "1536 KiB"
     assert format_bytes(2**30) == "1 GiB"
-    assert format_bytes(1000) == "1000 B"
+    assert format_bytes(1000) == "1 kB" and format_bytes(1e12) == "1 TB"  # a size given in decimal units
     assert format_bytes(357913941) == "357913941 B"
+    assert format_bytes(0.5) == "0.5 B" and format_bytes(2**30 / 3) == "357913941.3 B"
 
 
 def test_large_counts_read_as_words() -> None:

@@ -264,7 +264,7 @@ def _line_of(text: str, fragment: str) -> int:
             "benchmark: ior_seq_n1\nops: [write, read]\nrecord_size: 1 MiB\ndirect_io: true\nfsync: true\n"
             "aggregate_size: 1 GiB\nthreads: [1, 3]",
             "threads",
-            "at 3 threads each task's block (357913941 B at 3) is not a whole number of 1 MiB transfers",
+            "at 3 threads each task's block (357913941.3 B at 3) is not a whole number of 1 MiB transfers",
             "threads",
         ),
         ("file_size: 1 GiB", "file_size: 1 GiB\nsegments: 4", "segments", "an IOR setting", "segments"),

@@ -474,8 +474,9 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
     """Independent runs of one point as one: the mean of their values, with a Student-t interval
     from their spread (``len(runs) - 1`` degrees of freedom), which covers what differs between
     runs and not within one (the layout and start a seed draws, slow dynamics). Each part's
-    utilisation and each pool's occupancy are the runs' means; the bottleneck is the part most
-    runs name (the earliest run's on a tie); counts, times and batches add up."""
+    utilisation and each pool's occupancy are the runs' means (a pool named as the bottleneck is
+    given its occupancy's); the bottleneck is the part most runs name (the earliest run's on a tie,
+    as when each run names another of many equal pools); counts, times and batches add up."""
     count = len(runs)
     values = [run.value for run in runs]
     mean = sum(values) / count
@@ -491,7 +492,12 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
     def mean_of(items: list[float | None]) -> float | None:
         return None if any(x is None for x in items) else sum(x for x in items if x is not None) / count
 
-    utilization = averaged([run.utilization for run in runs])
+    pools = averaged([run.pool_occupancy for run in runs])
+    # A run lists a pool among its utilisations only when it names it (its occupancy is in
+    # pool_occupancy in every run): averaged with the runs that did not, it would read as idle.
+    utilization = averaged([{n: u for n, u in run.utilization.items() if n not in pools} for run in runs])
+    if bottleneck in pools:
+        utilization[bottleneck] = pools[bottleneck]
     first = runs[0]
     return replace(
         first,
@@ -501,7 +507,7 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         bottleneck=bottleneck,
         bottleneck_utilization=utilization.get(bottleneck, 0.0),
         utilization=utilization,
-        pool_occupancy=averaged([run.pool_occupancy for run in runs]),
+        pool_occupancy=pools,
         requests=sum(run.requests for run in runs),
         requests_total=sum(run.requests_total for run in runs),
         events_total=sum(run.events_total for run in runs),

@@ -78,7 +78,7 @@ def run_suite(
     result = RunResult(system, list(workloads), seed, precision)
     tasks = [(i, op, threads) for i, w in enumerate(workloads) for op in w.point_ops for threads in w.threads]
     check_all_runnable(system, workloads)  # every refusal before any point is simulated
-    if workers <= 1 or len(tasks) <= 1:
+    if workers <= 1 or len(tasks) * precision.replications <= 1:  # one run: nothing to share out
         for workload in workloads:
             result.points += run_workload(system, workload, seed, precision, progress)
     else:

@@ -77,7 +77,10 @@ def _message(error: Any) -> str:
         if required:  # capacity_efficiency: 0.99 -> {value: 0.99, source: ...}
             message += f" (it takes {', '.join(required)}: {{{', '.join(f'{k}: ...' for k in required)}}})"
     elif kind == "bool_type":
-        message = f"expected true or false, got {error.get('input')!r}"
+        given = error.get("input")
+        message = f"expected true or false, got {given!r}"
+        if isinstance(given, str) and given.lower() in ("true", "false"):
+            message = f"expected true or false, got the text {given!r} (in quotes); write it without quotes"
     elif kind == "too_short" and error.get("ctx", {}).get("min_length") == 1:
         message = "needs at least one entry"
     elif (
@@ -86,7 +89,7 @@ def _message(error: Any) -> str:
         and not isinstance(error.get("input"), bool)
     ):
         given = error.get("input")
-        message = f'expected text, got the number {given!r}; quote it ("{given}") if it is meant as written'
+        message = f"expected text, got a number ({given!r}); put it in quotes to keep it as written"
     return message
 
 
@@ -302,9 +305,15 @@ def is_workload_document(data: Any) -> bool:
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
     data, smap = load_yaml(path)
-    if isinstance(data, dict) and data and set(data) <= set(PART_KINDS):
+    if (
+        isinstance(data, dict)
+        and data
+        and set(data) <= set(PART_KINDS)
+        and all(isinstance(v, dict) for v in data.values())
+    ):
         # A file of the parts catalogue given where a topology goes (pfssim validate parts/drives.yaml):
-        # said as such, not as a topology missing all its keys.
+        # said as such, not as a topology missing all its keys. A catalogue maps part names to parts
+        # under each kind; a topology's servers and enclosures are lists.
         kind = next(iter(data))
         raise ConfigError(
             [

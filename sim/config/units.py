@@ -179,12 +179,17 @@ def format_quantity(value: float, dimension: Dimension, digits: int = 4) -> str:
 
 
 def format_bytes(value: float) -> str:
-    """A size in a message, exactly: in the largest binary unit it is a whole number of (``3 MiB``,
-    ``1536 KiB``), or in bytes (``1000 B``)."""
-    for factor, unit in _FORMAT_STEPS[Dimension.SIZE]:
+    """A size in a message, exactly, in the unit that writes it shortest: a binary one (``3 MiB``,
+    ``1536 KiB``) or a decimal one (``1 TB``, as a size given in TB is written) it is a whole number
+    of, or else bytes (``1000 B``, ``0.5 B``)."""
+    if value != int(value):  # a share that does not come out whole (1 GiB over 3 tasks)
+        return f"{value:.1f} B" if value >= 1 else f"{value:g} B"
+    decimal = [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
+    written = [f"{value:.0f} B"]
+    for factor, unit in [*_FORMAT_STEPS[Dimension.SIZE][:-1], *decimal]:
         if value >= factor and value % factor == 0:
-            return f"{value / factor:.0f} {unit}"
-    return f"{value:.0f} B"
+            written.append(f"{value / factor:.0f} {unit}")
+    return min(written, key=len)
 
 
 def format_decimal_bytes(value: float, digits: int = 5) -> str:

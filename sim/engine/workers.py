@@ -27,12 +27,16 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     the loaded system. They only simulate and return results; they touch no lock of the parent's
     other threads (a progress bar)."""
     context = multiprocessing.get_context("fork")
+    # The caller's own child processes (a script using the library may have some) are left alone:
+    # only those started since the pool was made, its workers, are stopped.
+    others = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_leave_interrupts_to_the_parent)
     try:
         yield pool
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        for child in multiprocessing.active_children():  # the pool's workers: pfssim starts no others
-            child.terminate()
+        for child in multiprocessing.active_children():
+            if child not in others:
+                child.terminate()
         raise
     pool.shutdown(wait=True)

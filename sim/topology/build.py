@@ -80,9 +80,21 @@ class Builder(ServerSteps, ServiceSteps):
             except _Abort:
                 self.broken_switches.add(sw.name)
                 continue
+        joined: dict[frozenset[str], int] = {}  # pair of switches -> the links entry joining them
         for i, bundle in enumerate(self.spec.network.links):
             path = ("network", "links", i)
             a, b = bundle.between
+            pair = frozenset((a, b))
+            if pair in joined and a != b:
+                # A request takes one path, so a second bundle would sit idle in the simulation while
+                # the max-flow bound counted it: the links between two switches are one bundle.
+                self.problem(
+                    (*path, "between"),
+                    f"{a} and {b} are already joined by network.links[{joined[pair]}]; give the links "
+                    "between two switches as one bundle (its count: the number of links)",
+                )
+                continue
+            joined[pair] = i
             if a in self.broken_switches or b in self.broken_switches:
                 continue
             unknown = [x for x in (a, b) if x not in self.switch_ports]
