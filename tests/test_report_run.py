@@ -94,7 +94,15 @@ def test_notes_appear_only_when_a_point_needs_them() -> None:
     assert "interval is wider" not in text
     assert "last task" not in text
     assert "± 0.0%:" not in text
+    assert "<group>.drives" not in text
     assert text.rstrip().endswith("seed 7; 1 point in 1.2 s")
+
+
+def test_a_raid_groups_drives_named_as_the_bottleneck_are_explained() -> None:
+    point = _point(RANDOM, "random_read", 4, 20_000.0, "op/s", bottleneck="storage.numa0.target0.drives")
+    text = _render([point], [RANDOM])
+    assert "storage.numa0.target0.drives" in _row(text, "│ random_read")
+    assert "<group>.drives: the drives of a RAID group (a target or virtual disk), by their mean utilisation" in text
 
 
 def test_a_zero_width_interval_is_explained() -> None:

@@ -122,6 +122,12 @@ def render_run(result: RunResult, console: Console) -> None:
             "latency-bound: no part is half busy; the rate is held by the time each request takes "
             "(more requests in flight would raise it)"
         )
+    if any(p.bottleneck.endswith(".drives") for p in result.points):
+        console.print(
+            "<group>.drives: the drives of a RAID group (a target or virtual disk), by their mean "
+            "utilisation: striping and rotating parity share a group's load among its drives, so "
+            "they are judged together (each drive's own figure is in --json)"
+        )
     if any(p.value and (p.ci_high - p.ci_low) / 2 / p.value < 0.0005 for p in result.points):
         console.print(
             "± 0.0%: the bottleneck is busy all the time at a fixed rate (a link's, a controller's or a "
