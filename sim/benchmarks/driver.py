@@ -217,10 +217,15 @@ def whole_phase_fits(system: System, workload: MdtestWorkload, op: str, threads:
     return workload.total_items(threads) * data_pieces(system, workload.data_bytes(op)) <= WHOLE_PHASE_ITEMS
 
 
+def _derived_seed(seed: int, label: str) -> int:
+    """A master seed derived from the run's seed for one labelled use (independent streams)."""
+    digest = hashlib.blake2b(f"{seed}/{label}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
 def _replica_seed(seed: int, replica: int) -> int:
     """A master seed for repetition ``replica`` of a point, derived from the run's seed."""
-    digest = hashlib.blake2b(f"{seed}/replica{replica}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little")
+    return _derived_seed(seed, f"replica{replica}")
 
 
 def _whole_phase(
@@ -446,10 +451,7 @@ class _CacheFilled(Exception):
 def replication_seed(seed: int, replication: int) -> int:
     """The master seed of a point's run number ``replication``: the run's own seed for the first,
     a seed derived from it for every other (independent streams, so another layout and start)."""
-    if replication == 0:
-        return seed
-    digest = hashlib.blake2b(f"{seed}/replication{replication}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little")
+    return seed if replication == 0 else _derived_seed(seed, f"replication{replication}")
 
 
 def run_point(
@@ -467,7 +469,7 @@ def run_point(
         run_replication(system, workload, op, threads, seed, precision, replication, whole_phase)
         for replication in range(precision.replications)
     ]
-    return runs[0] if len(runs) == 1 else combine_replications(runs, precision)
+    return combine_replications(runs, precision)
 
 
 def combine_replications(runs: list[PointResult], precision: Precision) -> PointResult:
@@ -476,8 +478,11 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
     runs and not within one (the layout and start a seed draws, slow dynamics). Each part's
     utilisation and each pool's occupancy are the runs' means (a pool named as the bottleneck is
     given its occupancy's); the bottleneck is the part most runs name (the earliest run's on a tie,
-    as when each run names another of many equal pools); counts, times and batches add up."""
+    as when each run names another of many equal pools); counts, times and batches add up. A single
+    run is returned as it is."""
     count = len(runs)
+    if count == 1:
+        return runs[0]
     values = [run.value for run in runs]
     mean = sum(values) / count
     spread = math.sqrt(sum((v - mean) ** 2 for v in values) / (count - 1))
@@ -773,5 +778,5 @@ def run_workload(
                 runs.append(run_replication(system, workload, op, threads, seed, precision, replication))
                 if progress is not None:
                     progress(runs[-1])
-            points.append(runs[0] if len(runs) == 1 else combine_replications(runs, precision))
+            points.append(combine_replications(runs, precision))
     return points

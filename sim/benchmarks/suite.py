@@ -97,11 +97,6 @@ def run_suite(
                         progress(run)
         finally:
             _SUITE = None
-        result.points = [
-            combine_replications([runs[(*task, r)] for r in replications], precision)
-            if precision.replications > 1
-            else runs[(*task, 0)]
-            for task in tasks
-        ]
+        result.points = [combine_replications([runs[(*task, r)] for r in replications], precision) for task in tasks]
     result.wall_s = time.perf_counter() - started
     return result
