@@ -332,9 +332,13 @@ def test_batch_estimate_is_total_amount_over_total_time() -> None:
 
 
 def test_t_quantiles_are_the_tables() -> None:
-    # Student's t, 97.5% quantiles (any statistics table): 1, 3, 10 and 30 degrees of freedom.
+    # Student's t, 97.5% quantiles (any statistics table): 1, 3, 10 and 30 degrees of freedom, and
+    # beyond the table's 30 rows 40, 60 and 120 (2.021, 2.000, 1.980), where the normal's 1.96
+    # would be 2-3% narrow; the quantile falls towards 1.96 as the degrees of freedom grow.
     assert [round(t95(d), 3) for d in (1, 3, 10, 30)] == [12.706, 3.182, 2.228, 2.042]
-    assert t95(1000) == 1.96 and t95(0) == math.inf
+    assert [round(t95(d), 3) for d in (40, 60, 120)] == [2.021, 2.0, 1.98]
+    assert t95(31) < t95(30) and all(t95(d) > t95(d + 1) > 1.96 for d in range(31, 2000, 7))
+    assert t95(10**6) == pytest.approx(1.96, abs=1e-4) and t95(0) == math.inf
 
 
 def test_mser_keeps_a_stationary_series_whole() -> None:

@@ -177,9 +177,9 @@ def _seed(text: str) -> int:
     return seed
 
 
-#: The most independent runs ``--replications`` takes for each point: up to 30 the interval's
-#: Student-t quantile is exact (``sim.engine.stats.t95`` takes the normal's beyond 30 degrees of
-#: freedom, 2-4% narrow there), and more runs than that narrow an interval little.
+#: The most independent runs ``--replications`` takes for each point: more narrow an interval
+#: little (with 31 the t quantile is within 4% of the normal's, and the half-width falls as the
+#: square root of the count).
 MAX_REPLICATIONS = 31
 
 

@@ -18,8 +18,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Two-sided 95% Student-t quantiles for 1..30 degrees of freedom; beyond 30 the normal 1.96 is
-# within 2% of the exact value.
+# Two-sided 95% Student-t quantiles for 1..30 degrees of freedom, as printed in the usual tables
+# (three decimals); beyond 30 see _t95_expansion.
 _T95 = [
     12.706,
     4.303,
@@ -54,11 +54,29 @@ _T95 = [
 ]
 
 
+#: The standard normal's 97.5% quantile.
+_Z975 = 1.959963984540054
+
+
+def _t95_expansion(dof: int) -> float:
+    """Student's t 97.5% quantile by its Cornish-Fisher expansion in 1 / dof about the normal's
+    (Abramowitz and Stegun 26.7.5, four terms), within 1e-4 of the exact value from 30 degrees of
+    freedom on: the normal's 1.96 alone is 4% narrow at 31 and still 1% at 100, and batch means
+    run to 60 batches."""
+    z = _Z975
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    v = float(dof)
+    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
+
+
 def t95(dof: int) -> float:
     """The 97.5% quantile of Student's t with ``dof`` degrees of freedom."""
     if dof < 1:
         return math.inf
-    return _T95[dof - 1] if dof <= len(_T95) else 1.96
+    return _T95[dof - 1] if dof <= len(_T95) else _t95_expansion(dof)
 
 
 @dataclass(frozen=True)
