@@ -133,3 +133,30 @@ def test_each_gpfs_lun_goes_to_its_own_primary_nsd_server() -> None:
     assert sum(servers[0] == "storage1" for servers in data) == len(data) // 2
     meta = [system.services_of(lun)[0].server for lun in system.metadata_targets]
     assert meta.count("hdmd0") == meta.count("hdmd1") == len(meta) // 2
+
+
+@pytest.mark.parametrize("where", ["zone", "pcie_switch"])
+def test_a_pcie4_drive_on_pcie3_lanes_moves_no_more_than_pcie3_carries(tmp_path: Path, where: str) -> None:
+    # A PCIe 4 x4 drive rated 6.8 GB/s in the PowerEdge R740xd (Xeon Scalable, PCIe 3), on the CPU's
+    # own lanes or behind the backplane's PCIe 3 switch, links at PCIe 3: 4 x 0.985 = 3.94 GB/s.
+    # Its reads (3.2 GB/s, under the link) keep their rating; the ceiling and the run see the cap.
+    text = (ROOT / "tests" / "data" / "tiny.yaml").read_text()
+    drives = "drives: {part: intel-p4600-1.6tb, count: 1, overrides: {capacity: 16 TB}}"
+    fast = "drives: {part: intel-p4600-1.6tb, count: 1, overrides: {capacity: 16 TB, seq_write: 6.8 GB/s, "
+    fast += "interface: {bus: pcie4, lanes: 4}}}"
+    assert text.count(drives) == 1, "test fixture out of date"
+    if where == "zone":
+        switch = "        pcie_switches:\n          - part: r740xd-nvme-switch\n            " + drives
+        assert text.count(switch) == 1, "test fixture out of date"
+        text = text.replace(switch, "        " + fast)
+    else:
+        text = text.replace(drives, fast)
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text)
+    system = load_system(path)
+    drive = next(c for n, c in system.components.items() if c.kind == "drive" and n.startswith("storage."))
+    assert drive.write_Bps == pytest.approx(4 * 0.985e9)
+    assert drive.read_Bps == pytest.approx(3.2e9)
+    assert "pcie4 x4 drive on pcie3 lanes" in drive.note
+    assert summarize(system).write.Bps == pytest.approx(4 * 0.985e9)

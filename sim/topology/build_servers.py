@@ -170,7 +170,16 @@ class ServerSteps(StorageSteps):
                     dpart = self.part("drives", sw_ref.drives.part, sw_ref.drives.overrides, (*ppath, "drives"))
                     assert isinstance(dpart, Drive)
                     self.check_drive_bus(dpart, "pcie", "a PCIe switch's downstream ports take NVMe drives", ppath)
-                    self.add_drives(pool, sw_ref.drives.part, dpart, sw_ref.drives.count, [sw], (*ppath, "drives"))
+                    self.add_drives(
+                        pool,
+                        sw_ref.drives.part,
+                        dpart,
+                        sw_ref.drives.count,
+                        [sw],
+                        (*ppath, "drives"),
+                        # A switch's downstream ports run at its own generation (its uplink's).
+                        host_bus=part.uplink.bus,
+                    )
             except _Abort:
                 continue
         if zone.drives is not None:
@@ -180,7 +189,15 @@ class ServerSteps(StorageSteps):
                 self.check_drive_bus(
                     dpart, "pcie", "drives on a NUMA zone attach to its CPU's PCIe lanes (NVMe)", zpath
                 )
-                self.add_drives(pool, zone.drives.part, dpart, zone.drives.count, [zone_name], (*zpath, "drives"))
+                self.add_drives(
+                    pool,
+                    zone.drives.part,
+                    dpart,
+                    zone.drives.count,
+                    [zone_name],
+                    (*zpath, "drives"),
+                    host_bus=cpu.pcie_bus,
+                )
                 self.lanes_taken[zone_name] = (
                     self.lanes_taken.get(zone_name, 0) + zone.drives.count * dpart.interface.lanes
                 )

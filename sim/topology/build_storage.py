@@ -122,12 +122,21 @@ class StorageSteps(BuilderBase):
         return pool
 
     def add_drives(
-        self, pool: _Pool, part_name: str, part: Drive, count: int, upstream: list[str], path: YamlPath
+        self,
+        pool: _Pool,
+        part_name: str,
+        part: Drive,
+        count: int,
+        upstream: list[str],
+        path: YamlPath,
+        host_bus: str | None = None,
     ) -> None:
-        """Append ``count`` drives to ``pool``; each connects to every upstream part."""
+        """Append ``count`` drives to ``pool``; each connects to every upstream part. ``host_bus`` is
+        what the drives plug into (a CPU's or a PCIe switch's generation; None for SAS slots): a
+        PCIe 4 drive on PCIe 3 lanes links at PCIe 3 and moves no more than that."""
         iface = part.interface.lanes * self.lane_rate(part.interface.bus, None)
-        # A drive moves no more than its own link carries (a slower host slot may cap it further,
-        # which is the host's doing, not an impossible part): a figure above that is a typo.
+        # A drive moves no more than its own link carries: a figure above that is a typo. A slower
+        # host slot caps it further, which is the host's doing, not an impossible part.
         over = [
             (f, rate)
             for f, rate in (("seq_read", part.seq_read), ("seq_write", part.seq_write))
@@ -142,10 +151,16 @@ class StorageSteps(BuilderBase):
                 f"({format_quantity(iface, Dimension.BANDWIDTH)}); no drive moves more data than its link",
             )
             raise _Abort
+        link = part.interface.lanes * self.lane_rate(part.interface.bus, host_bus)
+        note = (
+            f"{part.interface.bus} x{part.interface.lanes} drive on {host_bus} lanes"
+            if link < iface * (1 - 1e-9) and host_bus is not None
+            else ""
+        )
         for _ in range(count):
             drive = f"{pool.name}.drive{len(pool.drives)}"
             self.add_unique(
-                Component(drive, "drive", part.model, min(part.seq_read, iface), min(part.seq_write, iface)),
+                Component(drive, "drive", part.model, min(part.seq_read, link), min(part.seq_write, link), note=note),
                 path,
             )
             self.system.part_names[drive] = part_name
