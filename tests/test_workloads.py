@@ -212,6 +212,26 @@ def test_find_by_path_and_unknown_name(tmp_path: Path) -> None:
     assert "beegfs-hp-iozone-seq" in problem.message and "pixstor-ior-n1" in problem.message
 
 
+def test_a_workload_beside_its_topology_is_named_by_its_file_and_the_error_says_so(tmp_path: Path) -> None:
+    # Names are looked up only in workloads/ folders: a student's mine.yaml beside the topology,
+    # written as `mine` in its benchmarks list, is unknown, and the message says to write mine.yaml.
+    (tmp_path / "mine.yaml").write_text(GOOD.format(name="mine"))
+    topology = tmp_path / "class.yaml"
+    topology.write_text("name: class\n")
+    with pytest.raises(WorkloadError) as info:
+        find_workload("mine", topology)
+    (problem,) = info.value.problems
+    assert "unknown workload 'mine'" in problem.message
+    hint = f"{tmp_path / 'mine.yaml'} is not in a workloads/ folder, so name it by its file, mine.yaml"
+    assert hint in problem.message
+    assert find_workload("mine.yaml", topology, base=tmp_path).name == "mine"
+    # A file of that name that is not a workload gets no such hint.
+    (tmp_path / "mine.yaml").write_text("name: mine\nservers: []\n")
+    with pytest.raises(WorkloadError) as info:
+        find_workload("mine", topology)
+    assert "name it by its file" not in info.value.problems[0].message
+
+
 def test_is_workload_file_rejects_topologies_and_bad_yaml(tmp_path: Path) -> None:
     assert not is_workload_file(ROOT / "topologies" / "beegfs-edr-2019.yaml")
     bad = tmp_path / "bad.yaml"

@@ -188,18 +188,28 @@ def find_workload(name_or_path: str, topology: Path | None = None, base: Path | 
         if path.exists() or path.is_symlink():
             return load_workload(path)
     folders = workload_dirs(topology)
+    # A workload file beside the topology (or in the current folder) is not looked up by name, only
+    # workloads/ folders are: say how to name it rather than only that the name is unknown.
+    near = [Path(topology).resolve().parent] if topology is not None else []
+    loose = [d / f"{name_or_path}.yaml" for d in [*near, Path.cwd()] if (d / f"{name_or_path}.yaml").is_file()]
+    hint = (
+        f"; {loose[0]} is not in a workloads/ folder, so name it by its file, {name_or_path}.yaml (relative to "
+        "the topology's folder in its benchmarks list)"
+        if loose and is_workload_file(loose[0])
+        else ""
+    )
     if folders:
         known = ", ".join(known_workloads(topology)) or "none"
         searched = ", ".join(str(d) for d in folders)
         message = (
             f"unknown workload {name_or_path!r} (known: {known}; searched {searched}); give one of these "
-            "names or a path to a .yaml file"
+            f"names or a path to a .yaml file{hint}"
         )
     else:
         message = (
             f"unknown workload {name_or_path!r}: no workloads/ folder beside the topology's folder, in it or in "
             "the current folder (run from the pfssim checkout, or copy its workloads/ beside your topology's "
-            "folder); or give a path to a .yaml file"
+            f"folder); or give a path to a .yaml file{hint}"
         )
     raise WorkloadError([Problem("--workload", None, "", message)])
 
