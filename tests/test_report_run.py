@@ -105,6 +105,40 @@ def test_a_raid_groups_drives_named_as_the_bottleneck_are_explained() -> None:
     assert "<group>.drives: the drives of a RAID group (a target or virtual disk), by their mean utilisation" in text
 
 
+def test_a_full_pool_named_as_the_bottleneck_is_explained() -> None:
+    pool = "client0->storage.numa0.storage0"
+    full = _point(RANDOM, "random_read", 4, 9_000.0, "op/s", bottleneck=pool, pool_occupancy={pool: 0.97})
+    text = _render([full], [RANDOM])
+    assert "a pool as bottleneck (a->b: a client's connections to a service" in text
+    assert "more slots would raise the rate" in text
+    # A part named is not a pool, and gets no such note.
+    assert "a pool as bottleneck" not in _render([_point(RANDOM, "random_read", 4, 9_000.0, "op/s")], [RANDOM])
+
+
+def test_drives_busier_than_the_bottleneck_off_the_request_path_are_explained() -> None:
+    # A write cache that keeps up: its drives destage at 92% while the controller path, at 79%, is
+    # what the writes wait for. The group is shown rather than its drives; a group less busy than
+    # the bottleneck is not mentioned.
+    off = ("vd0.drive0", "vd0.drive1", "vd0.drives", "vd1.drives")
+    utilization = {"ctrlA.write": 0.79, "vd0.drive0": 0.92, "vd0.drive1": 0.92, "vd0.drives": 0.92, "vd1.drives": 0.4}
+    point = _point(
+        IOR,
+        "write",
+        4,
+        2.1e9,
+        "B/s",
+        bottleneck="ctrlA.write",
+        bottleneck_utilization=0.79,
+        utilization=utilization,
+        off_path=off,
+    )
+    text = _render([point], [IOR])
+    assert "busier than the bottleneck but not named: vd0.drives: drives behind a write-back cache" in text
+    assert "vd1.drives" not in text and "vd0.drive0" not in text
+    calm = _point(IOR, "write", 4, 2.1e9, "B/s", utilization={"vd0.drives": 0.5}, off_path=("vd0.drives",))
+    assert "busier than the bottleneck" not in _render([calm], [IOR])
+
+
 def test_a_zero_width_interval_is_explained() -> None:
     # A point at a link's or a controller's fixed rate moves the same amount every batch.
     fixed = _point(IOR, "write", 4, 2.0e9, "B/s", ci_low=2.0e9, ci_high=2.0e9, bottleneck_utilization=1.0)

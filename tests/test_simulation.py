@@ -449,7 +449,7 @@ def test_a_part_with_few_visits_is_not_named_saturated() -> None:
         def all_stations() -> dict[str, Station]:
             return {"few": few, "many": many}
 
-    utilization, bottleneck, _ = _utilization(Parts(), {}, {}, 1.0)  # type: ignore[arg-type]
+    utilization, bottleneck, _, _ = _utilization(Parts(), {}, {}, 1.0)  # type: ignore[arg-type]
     assert utilization == pytest.approx({"few": 0.9, "many": 0.7})
     assert 3 < MIN_BOTTLENECK_VISITS <= 100 and bottleneck == "many"
 
@@ -881,6 +881,11 @@ def test_drives_behind_a_cache_that_keeps_up_are_not_named() -> None:
     drives = [u for name, u in point.utilization.items() if ".drive" in name]
     assert max(drives) > 0.5
     assert point.bottleneck.endswith(".write") and ".ctrl" in point.bottleneck, point.bottleneck
+    # They are listed as off the request path (the run table explains those busier than the
+    # bottleneck): every drive that worked, and its group's ".drives".
+    assert set(point.off_path) == {name for name in point.utilization if ".drive" in name}
+    assert any(name.endswith(".drives") for name in point.off_path)
+    assert point.to_json()["off_path"] == list(point.off_path)
 
 
 @pytest.mark.parametrize("tasks", [64, 256])

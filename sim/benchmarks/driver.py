@@ -139,6 +139,9 @@ class PointResult:
     # (-e, -c) per child on average.
     open_close_s: float | None = None
     replications: int = 1  # independent runs averaged into this point (Precision.replications)
+    # Parts reported but never named the bottleneck: the drives behind a write-back cache that keeps
+    # up (and their groups' ".drives"), which destage what arrives while no write waits for them.
+    off_path: tuple[str, ...] = ()
 
     @property
     def limit(self) -> str:
@@ -175,6 +178,8 @@ class PointResult:
             out["open_close_seconds"] = self.open_close_s
         if self.replications > 1:
             out["replications"] = self.replications
+        if self.off_path:
+            out["off_path"] = list(self.off_path)
         return out
 
     @property
@@ -254,7 +259,7 @@ def _whole_phase(
         rates.append(workload.phase_rate(threads, model.finish))
         window = env.now
         simulated += window
-        utilization, bottleneck, pools = _utilization(platform, {}, {}, window)
+        utilization, bottleneck, pools, _ = _utilization(platform, {}, {}, window)
     estimate = batch_estimate(rates, [1.0] * len(rates))
     return PointResult(
         workload=workload.name,
@@ -334,10 +339,11 @@ def _utilization(
     consumers: frozenset[str] | set[str] = frozenset(),
     waits0: dict[str, int] | None = None,
     off_path: frozenset[str] | set[str] = frozenset(),
-) -> tuple[dict[str, float], str, dict[str, float]]:
-    """Utilisation of every station over a window, the bottleneck named from them, and the
-    occupancy of every pool (mean slots held over its size). Work of stations and pools other
-    than ``consumers`` is scaled by ``supply_scale`` (a supply that ran ahead of its consumer).
+) -> tuple[dict[str, float], str, dict[str, float], tuple[str, ...]]:
+    """Utilisation of every station over a window, the bottleneck named from them, the occupancy
+    of every pool (mean slots held over its size), and the parts reported off the request path
+    (see below). Work of stations and pools other than ``consumers`` is scaled by
+    ``supply_scale`` (a supply that ran ahead of its consumer).
 
     A RAID group's drives are judged together: ``<group>.drives`` is their mean utilisation, and it
     stands for them when the bottleneck is named (its drives keep their own utilisations in the
@@ -416,7 +422,7 @@ def _utilization(
     # Summing a busy period's services can exceed the window by ~1e-13: that rounding is reported
     # as 1. More than rounding is left as it is, so that a part booked beyond its time (a bug in
     # the model) shows, and the tests that bound utilisation by 1 can catch it.
-    return _rounded(utilization), bottleneck, _rounded(pools)
+    return _rounded(utilization), bottleneck, _rounded(pools), tuple(sorted(n for n in utilization if n in off_path))
 
 
 def _rounded(shares: dict[str, float]) -> dict[str, float]:
@@ -525,6 +531,7 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         last_task_factor=mean_of([run.last_task_factor for run in runs]),
         open_close_s=mean_of([run.open_close_s for run in runs]),
         replications=count,
+        off_path=tuple(sorted({name for run in runs for name in run.off_path})),
     )
 
 
@@ -685,7 +692,7 @@ def _steady_point(
     # At the watermark (a pilot that held) the writes are acknowledged from the caches and the drives
     # behind them destage what arrives: busy, but nothing waits for them.
     off_path = platform.destaging_drives() if cache_fill < 1.0 else set()
-    utilization, bottleneck, pools = _utilization(
+    utilization, bottleneck, pools, destaging = _utilization(
         platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path
     )
     if cache_fill < 1.0 and any(utilization.get(d, 0.0) >= DESTAGE_SATURATED for d in platform.destaging_drives()):
@@ -757,6 +764,7 @@ def _steady_point(
         last_task_factor=factor,
         work_per_task=_work_per_task(workload, threads, ctx.random) if isinstance(workload, Workload) else 0.0,
         open_close_s=open_close,
+        off_path=destaging,
     )
 
 

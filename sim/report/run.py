@@ -128,6 +128,30 @@ def render_run(result: RunResult, console: Console) -> None:
             "utilisation: striping and rotating parity share a group's load among its drives, so "
             "they are judged together (each drive's own figure is in --json)"
         )
+    if any(p.bottleneck in p.pool_occupancy for p in result.points):
+        console.print(
+            "a pool as bottleneck (a->b: a client's connections to a service, or a service's messages "
+            "to another; <target>.workers: a BeeGFS target's worker threads; GPFS's .threads, .nsd-queue, "
+            ".prefetch-threads and .write-behind): its slots are held nine tenths of the time or more and "
+            "requests wait for one while no part is as busy; more slots would raise the rate (its figure "
+            "is the pool's occupancy)"
+        )
+    busier = sorted(
+        {
+            name
+            for p in result.points
+            # A RAID group's drives are shown as the group (<group>.drives) when they are all off the path.
+            for name in ([n for n in p.off_path if n.endswith(".drives")] or p.off_path)
+            if p.utilization.get(name, 0.0) > p.bottleneck_utilization + 0.005
+        }
+    )
+    if busier:
+        shown = ", ".join(busier[:3]) + (f" and {len(busier) - 3} more" if len(busier) > 3 else "")
+        console.print(
+            f"busier than the bottleneck but not named: {shown}: drives behind a write-back cache that "
+            "keeps up destage what arrives, and no write waits for them (their figures are in --json, "
+            "off_path)"
+        )
     if any(p.value and (p.ci_high - p.ci_low) / 2 / p.value < 0.0005 for p in result.points):
         console.print(
             "± 0.0%: the bottleneck is busy all the time at a fixed rate (a link's, a controller's or a "
