@@ -108,6 +108,20 @@ CASES = {
         "already in RAID group meta.numa0.mdt0",
         "drives: [0, 1]",
     ),
+    "a chunk size in decimal megabytes": (
+        "  chunk_size: 2 MiB",
+        "  chunk_size: 2 MB",
+        "filesystem.chunk_size",
+        "got 2 MB; 2 MB is 2,000,000 bytes (kB, MB and GB count in powers of 1000): the power of two is written 2 MiB",
+        "chunk_size: 2 MB",
+    ),
+    "a parity stripe unit in decimal kilobytes": (
+        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}",
+        "{count: 3, level: 10, members: 4, stripe_unit: 256 KB, filesystem: xfs}",
+        "templates.r740xd-nvme.numa[0].raid_groups[0].stripe_unit",
+        "got 250 KiB; 256 KB is 256,000 bytes (kB, MB and GB count in powers of 1000): the power of two is written",
+        "stripe_unit: 256 KB",
+    ),
     "chunk size below BeeGFS's minimum": (
         "  chunk_size: 2 MiB",
         "  chunk_size: 1 B",

@@ -160,3 +160,13 @@ def test_a_pcie4_drive_on_pcie3_lanes_moves_no_more_than_pcie3_carries(tmp_path:
     assert drive.read_Bps == pytest.approx(3.2e9)
     assert "pcie4 x4 drive on pcie3 lanes" in drive.note
     assert summarize(system).write.Bps == pytest.approx(4 * 0.985e9)
+
+
+def test_a_client_entry_without_a_count_is_one_client(tmp_path: Path) -> None:
+    # As a server or an enclosure entry is: a student's first topology wrote one client without it.
+    text = (ROOT / "tests" / "data" / "tiny.yaml").read_text()
+    assert text.count("count: 2, part: poweredge-c6420") == 1, "test fixture out of date"
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "tiny.yaml"
+    path.write_text(text.replace("count: 2, part: poweredge-c6420", "part: poweredge-c6420"))
+    assert load_system(path).clients == ["client0"]

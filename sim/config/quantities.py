@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel as _BaseModel
 from pydantic import BeforeValidator, ConfigDict, Field
 
-from sim.config.units import Dimension, parse_quantity
+from sim.config.units import Dimension, binary_size_hint, format_bytes, parse_quantity
 
 
 def _parser(dimension: Dimension, allow_zero: bool = False):  # noqa: ANN202 - returns a validator
@@ -40,7 +40,8 @@ def _beegfs_chunk(value: object) -> float:
     size = parse_quantity(value, Dimension.SIZE)
     if size < 65536 or int(size) & (int(size) - 1) or size != int(size):
         raise ValueError(
-            f"a BeeGFS chunk size is a power of two of at least 64 KiB (STRIPEPATTERN_MIN_CHUNKSIZE), got {size:.0f} B"
+            "a BeeGFS chunk size is a power of two of at least 64 KiB (STRIPEPATTERN_MIN_CHUNKSIZE), got "
+            f"{format_bytes(size)}{binary_size_hint(size)}"
         )
     if size >= 2**32:
         # The stripe pattern keeps the chunk size in 32 bits (StripePattern.h; beegfs-ctl refuses

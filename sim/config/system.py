@@ -24,7 +24,7 @@ from sim.config.quantities import (
     Size,
     Text,
 )
-from sim.config.units import format_bytes
+from sim.config.units import binary_size_hint, format_bytes
 
 RaidLevel = Literal[0, 1, 5, 6, 10]
 
@@ -99,7 +99,7 @@ class RaidSpec(Model):
             raise ValueError(
                 f"RAID{level} needs a power-of-two stripe unit (the rule of Linux md, 'chunk size must be "
                 f"at least PAGE_SIZE and be a power of 2', which pfssim applies to hardware RAID too); "
-                f"got {size / 1024:g} KiB"
+                f"got {size / 1024:g} KiB{binary_size_hint(size)}"
             )
         return size
 
@@ -191,7 +191,7 @@ class ClientSpec(Model):
     """``count`` identical client nodes; benchmark threads are placed round-robin over all groups."""
 
     name: Text = "client{i}"
-    count: PartCount
+    count: PartCount = 1
     start: Index = 0
     part: Text
     cpu: Text | None = None
@@ -308,6 +308,7 @@ class GpfsSpec(Model):
         if size not in GPFS_BLOCK_SIZES:
             raise ValueError(
                 f"{format_bytes(size)} is not a block size mmcrfs accepts (64K, 128K, 256K, ... 16M: powers of two)"
+                f"{binary_size_hint(size)}"
             )
         return size
 

@@ -192,6 +192,24 @@ def format_bytes(value: float) -> str:
     return min(written, key=len)
 
 
+def binary_size_hint(value: float) -> str:
+    """For a size that must be a power of two and was written with a decimal prefix (``512 KB``,
+    ``1 MB``: powers of 1000), a hint naming the binary one meant (``512 KiB``); else ""."""
+    for factor, decimal, binary, power in (
+        (1e3, "KB", "KiB", 2**10),
+        (1e6, "MB", "MiB", 2**20),
+        (1e9, "GB", "GiB", 2**30),
+    ):
+        count = value / factor
+        meant = count * power
+        if count == int(count) and count >= 1 and int(meant) & (int(meant) - 1) == 0:
+            return (
+                f"; {count:g} {decimal} is {value:,.0f} bytes (kB, MB and GB count in powers of 1000): "
+                f"the power of two is written {count:g} {binary}"
+            )
+    return ""
+
+
 def format_decimal_bytes(value: float, digits: int = 5) -> str:
     """Bytes with decimal prefixes (TB, PB), as capacity is quoted in datasheets."""
     for factor, unit in [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]:
