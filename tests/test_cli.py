@@ -301,6 +301,30 @@ def test_plot_shows_the_ceiling_and_which_points_are_latency_bound() -> None:
             if drawn:  # hollow exactly when latency-bound
                 assert (to_rgba(drawn.get_markerfacecolor())[3] == 0) == (limit == "latency")
     assert {p.limit for p in result.points} == {"capacity", "latency"}  # both kinds are drawn here
+    # A bandwidth axis starts at zero, and threads are written as numbers (1, 64), not powers of two.
+    assert ax.get_ylim()[0] == 0
+    assert ax.xaxis.get_major_formatter()(64, 0) == "64"
+    assert ax.get_title() == "beegfs-edr-2019: beegfs-hp-iozone-seq"
+
+
+def test_a_command_lines_panel_and_table_show_the_command() -> None:
+    # A --cmd workload is named cmd1: its table and plot panel also show the line its user typed.
+    from sim.benchmarks.cmdline import parse_command
+    from sim.benchmarks.suite import run_suite
+    from sim.report.plot import figure
+
+    line = "iozone -i 0 -I -e -r 1m -s 1g -t 1"
+    system = load_system(TINY)
+    result = run_suite(system, [parse_command(line, name="cmd1")], seed=1)
+    assert figure(result).axes[0].get_title() == f"tiny: cmd1 ({line})"
+    table = run_cli("run", TINY, "--cmd", line).stdout
+    assert f"tiny: cmd1 ({line}), iozone_seq_nn" in " ".join(table.split())
+
+
+def test_a_plot_path_naming_a_folder_is_refused(tmp_path) -> None:
+    result = run_cli("run", TINY, "--cmd", "iozone -i 0 -I -e -r 1m -s 1g -t 1", "--plot", str(tmp_path))
+    assert result.code == 2
+    assert f"{tmp_path}: --plot: this is a folder; give a file name ending in .png or .svg" in result.stderr
 
 
 def test_single_valued_options_are_given_once() -> None:

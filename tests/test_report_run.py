@@ -181,7 +181,7 @@ def test_a_narrow_table_breaks_part_names_between_their_parts() -> None:
 def test_a_one_client_run_says_so_in_its_title() -> None:
     local = parse_command("iozone -i 2 -r 4k -I -s 1g -t 4", name="local")
     text = _render([_point(local, "random_read", 4, 20_000.0, "op/s")], [local])
-    assert "local (iozone_random_nn), every thread on " in text
+    assert "local, iozone_random_nn, every thread on " in text
     assert "every thread on" not in _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s")], [RANDOM])
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from textwrap import fill
 
 from sim.benchmarks.result import RunResult
 from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_atomic
+from sim.report.run import workload_title
 
 FORMATS = {".png": "png", ".svg": "svg"}
 
@@ -16,6 +18,8 @@ def check_plot_path(path: Path) -> None:
     """Refuse an unsupported extension before any simulation runs."""
     if not path.name or path.name in (".", ".."):
         raise PfssimError("--plot: give a file name ending in .png or .svg")
+    if path.is_dir():
+        raise PfssimError(f"{path}: --plot: this is a folder; give a file name ending in .png or .svg")
     if path.suffix.lower() not in FORMATS:
         raise PfssimError(f"{path}: --plot: the plot file must end in .png or .svg")
     check_output_file(path, "--plot")
@@ -29,6 +33,7 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     from sim.topology.summary import summarize
 
@@ -73,11 +78,14 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                 )
             ax.set_ylabel(unit)
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda threads, _: f"{threads:g}"))  # 1, 2, 4, not 2^0
         if workload.benchmark == "mdtest":
             ax.set_yscale("log")  # stat and create rates differ by orders of magnitude
+        else:
+            ax.set_ylim(bottom=0)  # from zero, so that a step between thread counts looks its size
         ax.set_xlabel("threads")
         # Names are the user's text: a '$' must not start matplotlib's math mode.
-        ax.set_title(f"{result.system.name}: {workload.name}".replace("$", r"\$"))
+        ax.set_title(fill(workload_title(result.system.name, workload), 80).replace("$", r"\$"), fontsize="medium")
         ax.grid(True, alpha=0.3)
         ax.legend(title="filled: a part limits; hollow: latency", title_fontsize="small", fontsize="small")
     fig.tight_layout()

@@ -10,6 +10,7 @@ from rich.table import Table
 from sim.benchmarks.driver import limit_of
 from sim.benchmarks.result import RunResult
 from sim.config.units import Dimension, format_quantity
+from sim.config.workload import AnyWorkload
 
 
 def format_value(value: float, unit: str, benchmark: str = "") -> str:
@@ -56,10 +57,19 @@ def break_at_dots(text: str, width: int) -> str:
 OPEN_CLOSE_SHOWN = 0.005
 
 
+def workload_title(system: str, workload: AnyWorkload) -> str:
+    """How a table or a plot panel names a workload: by its name, and a ``--cmd`` line (named
+    cmd1, cmd2, ...) by the command too, which is what its user typed."""
+    title = f"{system}: {workload.name}"
+    if re.fullmatch(r"cmd\d+", workload.name) and workload.command:
+        title += f" ({workload.command})"
+    return title
+
+
 def render_run(result: RunResult, console: Console) -> None:
     """Print one table per workload."""
     for workload in result.workloads:
-        title = f"{result.system.name}: {workload.name} ({workload.benchmark})"
+        title = f"{workload_title(result.system.name, workload)}, {workload.benchmark}"
         if workload.placement == "one_client":
             title += f", every thread on {result.system.clients[0]}"
         elif workload.per_node is not None:
