@@ -211,7 +211,7 @@ CASES = {
         "{count: 7, level: 1, members: 2,",
         "servers[1].numa[0].raid_groups[0]",
         "the RAID groups take 14 drives up to this entry (7 x 2 members here, dealt after those listed before it), "
-        "but 12 are declared here",
+        "but the zone's drives: declares 12",
         "count: 7",
     ),
 }
@@ -399,7 +399,7 @@ def test_a_template_with_too_few_drives_is_reported_once_with_what_it_needs(bad_
     template = [line for line in lines if ".templates." in line or " templates." in line]
     assert len(template) == 1, lines
     assert "the RAID groups take 12 drives up to this entry (3 x 4 members here" in template[0]
-    assert template[0].endswith("but 8 are declared here")
+    assert template[0].endswith("but the zone's drives: declares 8")
 
 
 def test_every_problem_is_reported(bad_topology) -> None:
@@ -515,7 +515,7 @@ def test_a_raid_group_that_does_not_fit_is_not_echoed_as_unassigned_drives(tmp_p
     result = run_cli("validate", str(topology))
     assert result.code == 2
     assert result.stdout.count("the RAID groups take 88 drives up to this entry") == 1, result.stdout
-    assert result.stdout.count("but 84 are declared here") == 1
+    assert result.stdout.count("but the enclosure's drives: declares 84") == 1
     assert "in no RAID group" not in result.stdout
 
 
