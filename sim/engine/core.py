@@ -19,12 +19,12 @@ import gc
 import heapq
 import math
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 
 import simpy
 from simpy.core import EmptySchedule, StopSimulation
-from simpy.events import NORMAL, Event, EventPriority, Timeout
+from simpy.events import NORMAL, URGENT, Event, EventPriority, Initialize, Process, Timeout
 
 
 @contextmanager
@@ -74,6 +74,24 @@ class Environment(simpy.Environment):
         event._ok = True
         heapq.heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), event))
         return event
+
+    def process(self, generator: Generator[Event, object, object]) -> Process:
+        """SimPy's :class:`~simpy.events.Process` for ``generator``, built in one call: the fields
+        ``Process.__init__`` and ``Initialize.__init__`` set and the urgent entry ``schedule``
+        pushes for its start (the next id), without their calls and the generator check (a
+        multi-piece call starts a process per piece, tens of thousands in a point)."""
+        process = Process.__new__(Process)
+        process.env = self
+        process.callbacks = []
+        process._generator = generator
+        start = Initialize.__new__(Initialize)
+        start.env = self
+        start.callbacks = [process._resume]
+        start._value = None
+        start._ok = True
+        heapq.heappush(self._queue, (self._now, URGENT, next(self._eid), start))
+        process._target = start
+        return process
 
     def run(self, until: object = None) -> object:
         """Process events until ``until`` (an event) has been processed; return its value."""

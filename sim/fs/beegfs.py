@@ -73,6 +73,7 @@ class BeeGFSModel:
         }
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], Route] = {}
+        self.routes_by_hcas: dict[tuple[str, str, str], Route] = {}
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.shared = self.workload.shared_file
         self.files = self._create_files()
@@ -189,6 +190,9 @@ class BeeGFSModel:
         segments = self.workload.segments if self.shared else 1
         block = self.file_size / segments  # the bytes a thread's file offsets run on without a jump
         layout: dict[float, list[tuple[int, float, float]]] = {}  # a record's pieces, shared by all targets
+        # A record's pieces on each target of a file, (device offset, length) in file order: every
+        # target's walk visits the same records of a thread, so they are sorted out once per record.
+        placed: dict[tuple[int, float], dict[str, list[tuple[float, float]]]] = {}
 
         def walk(t: int, target: str) -> Generator[tuple[int, list[tuple[float, float]]], None, None]:
             """Thread t's records before its starting point, newest first, as (how far back, its
@@ -201,14 +205,17 @@ class BeeGFSModel:
             while found or back <= records + 1:
                 back_at = (self.starts[t] - back * self.record) % self.file_size
                 start = self.ctx.file_offset(t, back_at, self.file_size)
-                split = layout.get(start)
-                if split is None:
-                    split = layout[start] = self._pieces(start, self.record)
-                hits = [
-                    (f.bases[index % len(f.bases)] + chunk_offset, length)
-                    for index, chunk_offset, length in split
-                    if f.targets[index % len(f.targets)] == target
-                ]
+                on_targets = placed.get((id(f), start))
+                if on_targets is None:
+                    split = layout.get(start)
+                    if split is None:
+                        split = layout[start] = self._pieces(start, self.record)
+                    on_targets = placed[(id(f), start)] = {}
+                    for index, chunk_offset, length in split:
+                        on_targets.setdefault(f.targets[index % len(f.targets)], []).append(
+                            (f.bases[index % len(f.bases)] + chunk_offset, length)
+                        )
+                hits = on_targets.get(target)
                 skip = 0
                 if hits:
                     found = True
@@ -356,13 +363,18 @@ class BeeGFSModel:
                 conn = self.conns[conn_key] = ctx.platform.pool(f"{client}->{service.name}", self.conn_limit)
             client_hca = ctx.client_hca(t, service.hcas)
             server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
-            op = ctx.io_op
-            network = platform.network_hops(client_hca, server_hca, op)
-            network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
-            storage = platform.storage_hops(service.server, zone, target, op)
-            route = self.routes[key] = Route(
-                platform.resolve(network), platform.resolve(storage), platform.cpu(zone), self.workers[target], conn
-            )
+            # Threads of one client that reach the target through the same pair of HCAs share a route.
+            shared = (client_hca, server_hca, target)
+            route = self.routes_by_hcas.get(shared)
+            if route is None:
+                op = ctx.io_op
+                network = platform.network_hops(client_hca, server_hca, op)
+                network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
+                storage = platform.storage_hops(service.server, zone, target, op)
+                route = self.routes_by_hcas[shared] = Route(
+                    platform.resolve(network), platform.resolve(storage), platform.cpu(zone), self.workers[target], conn
+                )
+            self.routes[key] = route
         return route
 
     def _storage(self, target: str, op: str, offset: float, size: float, route: Route) -> Event:

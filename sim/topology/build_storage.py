@@ -222,13 +222,13 @@ class StorageSteps(BuilderBase):
                         )
                     else:
                         needed = max(max(other) for other in slot_lists) + 1
-                        where = (
+                        holder = (
                             "expansion" if "expansion" in gpath else "enclosure" if "enclosures" in gpath else "zone"
                         )
                         message = (
                             f"the RAID groups take {needed} drives up to this entry ({raid.count} x "
                             f"{raid.members} members here, dealt after those listed before it), but the "
-                            f"{where}'s drives: declares {have}"
+                            f"{holder}'s drives: declares {have}"
                         )
                     self.problem(gpath, message)
                     break
