@@ -139,6 +139,22 @@ def test_drives_busier_than_the_bottleneck_off_the_request_path_are_explained() 
     assert "busier than the bottleneck" not in _render([calm], [IOR])
 
 
+def test_a_workloads_own_striping_over_the_topologys_is_said() -> None:
+    # A tuner who changes the topology's chunk_size must see that this workload keeps its own:
+    # beegfs-hc-iozone-seq sets 1 target of 1 MiB chunks (beegfs-ctl --setpattern in its document);
+    # tiny's file system has 1 target of 2 MiB chunks, so only the chunk size is said.
+    from sim.benchmarks.workloads import find_workload
+
+    seq = find_workload("beegfs-hc-iozone-seq")
+    text = " ".join(_render([_point(seq, "write", 8, 5.5e9, "B/s")], [seq]).split())
+    assert (
+        "beegfs-hc-iozone-seq runs with its own chunk_size 1 MiB (the topology's 2 MiB), as its benchmark "
+        "was run (the workload file's stripe:)"
+    ) in text
+    assert "num_targets" not in text
+    assert "runs with its own" not in _render([_point(IOR, "write", 4, 2.0e9, "B/s")], [IOR])
+
+
 def test_a_zero_width_interval_is_explained() -> None:
     # A point at a link's or a controller's fixed rate moves the same amount every batch.
     fixed = _point(IOR, "write", 4, 2.0e9, "B/s", ci_low=2.0e9, ci_high=2.0e9, bottleneck_utilization=1.0)

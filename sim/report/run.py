@@ -9,8 +9,10 @@ from rich.table import Table
 
 from sim.benchmarks.driver import limit_of
 from sim.benchmarks.result import RunResult
-from sim.config.units import Dimension, format_quantity
-from sim.config.workload import AnyWorkload
+from sim.config.system import BeeGFSSpec, GpfsSpec
+from sim.config.units import Dimension, format_bytes, format_quantity
+from sim.config.workload import AnyWorkload, Workload
+from sim.topology.model import System
 
 
 def format_value(value: float, unit: str, benchmark: str = "") -> str:
@@ -66,6 +68,29 @@ def workload_title(system: str, workload: AnyWorkload) -> str:
     return title
 
 
+def workload_settings(system: System, workload: AnyWorkload) -> list[str]:
+    """The file-system settings a workload sets for itself that differ from the topology's (as the
+    document's benchmark directory or run had them): a tuner who edits the topology's value
+    must see that this workload does not use it."""
+    fs = system.spec.filesystem
+    if not isinstance(workload, Workload):
+        return []
+    said: list[str] = []
+    if isinstance(fs, BeeGFSSpec) and workload.stripe is not None:
+        count, chunk = workload.stripe.num_targets, workload.stripe.chunk_size
+        if count is not None and count != fs.num_targets:
+            said.append(f"num_targets {count} (the topology's {fs.num_targets})")
+        if chunk is not None and chunk != fs.chunk_size:
+            said.append(f"chunk_size {format_bytes(chunk)} (the topology's {format_bytes(fs.chunk_size)})")
+    if isinstance(fs, GpfsSpec) and workload.gpfs_pagepool_client not in (None, fs.pagepool.client):
+        assert workload.gpfs_pagepool_client is not None
+        said.append(
+            f"client pagepool {format_bytes(workload.gpfs_pagepool_client)} "
+            f"(the topology's {format_bytes(fs.pagepool.client)})"
+        )
+    return said
+
+
 def render_run(result: RunResult, console: Console) -> None:
     """Print one table per workload."""
     for workload in result.workloads:
@@ -115,6 +140,13 @@ def render_run(result: RunResult, console: Console) -> None:
             row[BOTTLENECK] = break_at_dots(row[BOTTLENECK], max(room, MIN_NAME_WIDTH))
             table.add_row(*row)
         console.print(table)
+        own = workload_settings(result.system, workload)
+        if own:
+            key = "gpfs_pagepool_client:" if own[0].startswith("client pagepool") else "stripe:"
+            console.print(
+                f"{workload.name} runs with its own {' and '.join(own)}, as its benchmark was run "
+                f"(the workload file's {key}); the topology's setting applies to workloads that set none"
+            )
         if last_task:
             console.print(
                 "last task: what the benchmark's own arithmetic costs against the aggregate rate "
