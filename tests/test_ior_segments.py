@@ -80,7 +80,7 @@ def test_gpfs_block_shared_by_two_tasks_has_one_place() -> None:
 
 
 def test_gpfs_buffered_segments_sharing_blocks_are_refused() -> None:
-    result = run_cli("run", str(PIXSTOR), "--cmd", "mpirun -np 64 ior -a POSIX -w -e -s 64 -t 1m -b 4m -o /f")
+    result = run_cli("run", str(PIXSTOR), "--cmd", "mpirun -np 64 ior -a POSIX -w -e -s 64 -t 2m -b 4m -o /f")
     assert result.code == 2
     assert "--cmd -s:" in result.stderr and "8 MiB GPFS blocks" in result.stderr and "-B" in result.stderr
     assert "Traceback" not in result.stderr

@@ -542,6 +542,27 @@ def test_unflushed_gpfs_writes_with_a_large_untimed_tail_are_refused() -> None:
     check_runnable(beegfs, parse_command("mpirun -np 2 ior -w -t 1m -b 1g"))  # calls bypass the client cache
 
 
+def test_small_buffered_sequential_gpfs_calls_are_refused() -> None:
+    """A buffered sequential GPFS call is charged only its copy into or out of the pagepool (10 GB/s),
+    not its system call: below 2 MiB that cost (a few microseconds, as a cached GPFS call's 3.85 us)
+    would be more than 2% of the call, and 4 KiB records were predicted at 10 GB/s a thread."""
+    from sim.benchmarks.runnable import check_runnable, smallest_buffered_gpfs_call
+    from sim.topology.build import load_system
+
+    assert smallest_buffered_gpfs_call() == 2 * 2**20  # 3.85 us x 10 GB/s / 2% = 1.9 MB, rounded up
+    gpfs = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    for line in ("iozone -i 0 -i 1 -c -e -w -r 4k -s 64g -t 16 -+n -+m hosts", "mpirun -np 16 ior -w -e -t 1m -b 64g"):
+        with pytest.raises(WorkloadError) as info:
+            check_runnable(gpfs, parse_command(line))
+        (problem,) = info.value.problems
+        assert problem.path == "record_size" and "records of at least 2 MiB" in problem.message, line
+    check_runnable(gpfs, parse_command("iozone -i 0 -i 1 -c -e -w -r 2m -s 64g -t 16 -+n -+m hosts"))
+    check_runnable(gpfs, parse_command("iozone -i 0 -i 1 -c -e -w -I -r 4k -s 64g -t 16 -+n -+m hosts"))  # O_DIRECT
+    check_runnable(gpfs, parse_command("iozone -i 2 -r 4k -s 64g -t 16 -+n -+m hosts"))  # random: drive-bound
+    beegfs = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    check_runnable(beegfs, parse_command("mpirun -np 2 ior -w -t 1m -b 1g"))  # BeeGFS has its own rule (512 KiB)
+
+
 def test_a_fixed_mdtest_tree_is_checked_against_the_command(tmp_path: Path) -> None:
     """Without the total_files rule, -b and -n are fixed settings, so the command must give them."""
     text = (

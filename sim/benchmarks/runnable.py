@@ -15,6 +15,7 @@ from sim.config.system import BeeGFSSpec, GpfsSpec
 from sim.config.units import format_bytes
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, at_threads
 from sim.errors import PfssimError, Problem, WorkloadError
+from sim.params import value
 from sim.topology.capacity import capacity
 from sim.topology.model import System
 
@@ -37,6 +38,20 @@ BEEGFS_CACHE_BUF_SIZE = 512 * 1024
 #: its clock (no fsync): that tail is written untimed, so the reported rate exceeds the steady state
 #: by about tail / (file - tail), here 2%, the default interval's half-width.
 UNFLUSHED_TAIL_MAX = 0.02
+
+
+#: The most of a buffered GPFS call's time that its unmodelled system-call cost may be.
+SMALL_CALL_SHARE = 0.02
+
+
+def smallest_buffered_gpfs_call() -> float:
+    """The smallest buffered sequential GPFS record pfssim predicts: the power of two at which a
+    call's unmodelled cost, taken as a cached GPFS call's (``gpfs_node_meta_call_s``, fitted on
+    PixStor's mdtest), is at most :data:`SMALL_CALL_SHARE` of its copy at ``client_memcpy_Bps``
+    (3.85 us x 10 GB/s / 2% = 1.9 MB: 2 MiB). Below it a thread would be predicted at memory-copy
+    speed (10 GB/s for 4 KiB records; a tuning audit)."""
+    least = value("gpfs_node_meta_call_s") * value("client_memcpy_Bps") / SMALL_CALL_SHARE
+    return float(2 ** math.ceil(math.log2(least)))
 
 
 def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) -> None:
@@ -279,6 +294,24 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                             )
                         ]
                     )
+        # Random calls are mostly drive-bound (a hit in the pagepool is a share of them); sequential
+        # buffered ones are served from the pagepool at memory speed.
+        if isinstance(fs, GpfsSpec) and not workload.direct_io and "random" not in workload.benchmark:
+            smallest = smallest_buffered_gpfs_call()
+            if workload.record_size < smallest:
+                raise WorkloadError(
+                    [
+                        workload.problem(
+                            "record_size",
+                            f"buffered sequential calls of {format_bytes(workload.record_size)} on GPFS each cost the "
+                            "client a system call, which pfssim does not model (it charges a call only its copy "
+                            f"into or out of the pagepool, at client_memcpy_Bps): below {format_bytes(smallest)} "
+                            "that cost, a few microseconds as a cached GPFS call's (gpfs_node_meta_call_s), would "
+                            f"be more than {SMALL_CALL_SHARE:.0%} of the call; use O_DIRECT (IOzone -I, IOR -B) or "
+                            f"records of at least {format_bytes(smallest)}",
+                        )
+                    ]
+                )
         if isinstance(fs, GpfsSpec) and not workload.direct_io and not workload.fsync:
             _check_unflushed_writes(system, workload, fs)
         if isinstance(fs, GpfsSpec):
