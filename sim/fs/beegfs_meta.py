@@ -87,9 +87,11 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.direct_workers = {s.name: pool(f"{s.name}.direct-worker", 1) for s in self.meta}
         self.conn_limit = fs.conn_max_internode.get("client", 12)
         # A metadata service's own connections to each other server (beegfs-meta's
-        # connMaxInternodeNum, 16 by default in its Config::loadDefaults): its chunk-file messages
-        # to a storage service and its inode messages to another metadata service wait for one.
-        self.link_limit = fs.conn_max_internode.get("meta", 16)
+        # connMaxInternodeNum): its chunk-file messages to a storage service and its inode messages
+        # to another metadata service wait for one. 32 when not given, as the shipped
+        # beegfs-meta.conf sets it (the daemon's compiled default, 16, is what a missing key gets,
+        # but every installation has the conf file; research notes 1.7), as the client's 12 is.
+        self.link_limit = fs.conn_max_internode.get("meta", 32)
         self.links: dict[tuple[str, str], Pool] = {}
         self.conns: dict[tuple[str, str], Pool] = {}
         self.num_targets = min(fs.num_targets, len(self.targets)) if self.targets else 0

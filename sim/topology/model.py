@@ -143,7 +143,9 @@ class System:
 
     @property
     def storage_targets(self) -> list[str]:
-        """Targets holding file data (BeeGFS storage targets, GPFS data NSDs), in name order."""
+        """Targets holding file data (BeeGFS storage targets, GPFS data NSDs), in the order the
+        topology declares them (servers' zones, then enclosures and their RAID groups): BeeGFS's
+        target IDs, which the roundrobin chooser walks from the first."""
         return [name for name, group in self.groups.items() if group.role == "data" and self.served(name)]
 
     @property
