@@ -122,6 +122,13 @@ CASES = {
         "got 250 KiB; 256 KB is 256,000 bytes (kB, MB and GB count in powers of 1000): the power of two is written",
         "stripe_unit: 256 KB",
     ),
+    "a stripe unit in decimal kilobytes, not whole KiB": (
+        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}",
+        "{count: 3, level: 0, members: 4, stripe_unit: 64 KB, filesystem: xfs}",
+        "templates.r740xd-nvme.numa[0].raid_groups[0].stripe_unit",
+        "got 64 kB; 64 KB is 64,000 bytes (kB, MB and GB count in powers of 1000): the power of two is written 64",
+        "stripe_unit: 64 KB",
+    ),
     "chunk size below BeeGFS's minimum": (
         "  chunk_size: 2 MiB",
         "  chunk_size: 1 B",
@@ -211,7 +218,7 @@ CASES = {
         "{count: 7, level: 1, members: 2,",
         "servers[1].numa[0].raid_groups[0]",
         "the RAID groups take 14 drives up to this entry (7 x 2 members here, dealt after those listed before it), "
-        "but the zone's drives: declares 12",
+        "but the zone's drives (its own drives: and its PCIe switches') number 12",
         "count: 7",
     ),
 }
@@ -399,7 +406,7 @@ def test_a_template_with_too_few_drives_is_reported_once_with_what_it_needs(bad_
     template = [line for line in lines if ".templates." in line or " templates." in line]
     assert len(template) == 1, lines
     assert "the RAID groups take 12 drives up to this entry (3 x 4 members here" in template[0]
-    assert template[0].endswith("but the zone's drives: declares 8")
+    assert template[0].endswith("but the zone's drives (its own drives: and its PCIe switches') number 8")
 
 
 def test_every_problem_is_reported(bad_topology) -> None:

@@ -163,3 +163,17 @@ def test_large_counts_read_as_words() -> None:
     from sim.report.show import _count
 
     assert [_count(n) for n in (3.84e9, 5.12e8, 40_000, 7)] == ["3.84 billion", "512 million", "40,000", "7"]
+
+
+def test_a_decimal_size_meant_as_a_power_of_two_is_told_the_binary_one_only_when_it_would_do() -> None:
+    from sim.config.quantities import _beegfs_chunk
+    from sim.config.units import binary_size_hint
+
+    assert binary_size_hint(512e3).endswith("the power of two is written 512 KiB")
+    assert binary_size_hint(1e6).endswith("the power of two is written 1 MiB")
+    assert binary_size_hint(500e3) == ""  # 500 KiB is no power of two
+    assert binary_size_hint(32e3, lambda binary: binary >= 65536) == ""  # below BeeGFS's 64 KiB minimum
+    for written, hinted in (("1 MB", True), ("64 KB", True), ("32 KB", False)):
+        with pytest.raises(ValueError) as info:
+            _beegfs_chunk(written)
+        assert ("the power of two is written" in str(info.value)) == hinted, written

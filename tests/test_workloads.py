@@ -212,24 +212,34 @@ def test_find_by_path_and_unknown_name(tmp_path: Path) -> None:
     assert "beegfs-hp-iozone-seq" in problem.message and "pixstor-ior-n1" in problem.message
 
 
-def test_a_workload_beside_its_topology_is_named_by_its_file_and_the_error_says_so(tmp_path: Path) -> None:
+def test_a_workload_beside_its_topology_is_named_by_its_file_and_the_error_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Names are looked up only in workloads/ folders: a student's mine.yaml beside the topology,
     # written as `mine` in its benchmarks list, is unknown, and the message says to write mine.yaml.
     (tmp_path / "mine.yaml").write_text(GOOD.format(name="mine"))
     topology = tmp_path / "class.yaml"
     topology.write_text("name: class\n")
     with pytest.raises(WorkloadError) as info:
-        find_workload("mine", topology)
+        find_workload("mine", topology, base=tmp_path)  # the topology's benchmarks list
     (problem,) = info.value.problems
     assert "unknown workload 'mine'" in problem.message
-    hint = f"{tmp_path / 'mine.yaml'} is not in a workloads/ folder, so name it by its file, mine.yaml"
-    assert hint in problem.message
+    hint = f"{tmp_path / 'mine.yaml'} is not in a workloads/ folder, so give its path, mine.yaml (relative to the "
+    assert hint + "topology's folder)" in problem.message
     assert find_workload("mine.yaml", topology, base=tmp_path).name == "mine"
+    # On the command line (no base) the path is the one that works from the current folder.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(WorkloadError) as info:
+        find_workload("mine", topology)
+    assert "so give its path, ../mine.yaml (relative to the current folder)" in info.value.problems[0].message
+    assert find_workload("../mine.yaml", topology).name == "mine"
     # A file of that name that is not a workload gets no such hint.
     (tmp_path / "mine.yaml").write_text("name: mine\nservers: []\n")
     with pytest.raises(WorkloadError) as info:
         find_workload("mine", topology)
-    assert "name it by its file" not in info.value.problems[0].message
+    assert "give its path" not in info.value.problems[0].message
 
 
 def test_is_workload_file_rejects_topologies_and_bad_yaml(tmp_path: Path) -> None:
@@ -526,6 +536,10 @@ def test_unflushed_gpfs_writes_with_a_large_untimed_tail_are_refused() -> None:
     assert "would report about 33 times the write-behind rate" in info.value.problems[0].message
     assert "use files of at least 1600 GiB" in info.value.problems[0].message
     check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 1600g -t 16 -+n -+m hosts"))  # 2% exactly
+    # On IOR's shared file a stream's data is its task's blocks, and the message says so.
+    with pytest.raises(WorkloadError) as info:
+        check_runnable(gpfs, parse_command("mpirun -np 64 ior -a POSIX -w -s 1 -t 16m -b 4g -o /f"))
+    assert "each task's blocks (-b x -s) fit in its stream's share" in info.value.problems[0].message
     check_runnable(gpfs, parse_command("iozone -i 0 -c -e -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # -e: flushes timed
     check_runnable(gpfs, parse_command("iozone -i 0 -c -I -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # O_DIRECT
     check_runnable(gpfs, parse_command("iozone -i 1 -c -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # reads write nothing

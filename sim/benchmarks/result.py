@@ -10,7 +10,8 @@ benchmark reports, set by its last task, with ``last_task_factor`` (reported / a
 Keys added since, within version 3 (a reader that ignores keys it does not know reads them all
 alike): ``pool_occupancy`` (each pool's slots held over the window) and, for IOR points and
 IOzone points with ``-e`` or ``-c``, ``open_close_seconds``; with ``--replications`` N above 1,
-``replications`` (N) on every point and in the precision.
+``replications`` (N) on every point and in the precision; for writes into ME4 write-back caches
+that keep up, ``off_path`` (the destaging drives, reported and never named the bottleneck).
 """
 
 from __future__ import annotations

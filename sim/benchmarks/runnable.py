@@ -44,14 +44,14 @@ UNFLUSHED_TAIL_MAX = 0.02
 SMALL_CALL_SHARE = 0.02
 
 
-def smallest_buffered_gpfs_call() -> float:
+def smallest_buffered_gpfs_call(rounded: bool = True) -> float:
     """The smallest buffered sequential GPFS record pfssim predicts: the power of two at which a
     call's unmodelled cost, taken as a cached GPFS call's (``gpfs_node_meta_call_s``, fitted on
     PixStor's mdtest), is at most :data:`SMALL_CALL_SHARE` of its copy at ``client_memcpy_Bps``
     (3.85 us x 10 GB/s / 2% = 1.9 MB: 2 MiB). Below it a thread would be predicted at memory-copy
     speed (10 GB/s for 4 KiB records; a tuning audit)."""
     least = value("gpfs_node_meta_call_s") * value("client_memcpy_Bps") / SMALL_CALL_SHARE
-    return float(2 ** math.ceil(math.log2(least)))
+    return float(2 ** math.ceil(math.log2(least))) if rounded else float(round(least, -3))
 
 
 def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) -> None:
@@ -85,9 +85,13 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
     if small:
         t = small[0]
         size, share = workload.file_size_for(t), shares[t]
+        # On IOR's shared file a stream's data is its task's blocks (-b x -s), not a file of its own.
+        each = "each task's blocks (-b x -s)" if workload.benchmark.endswith("_n1") else "each file"
+        files = "blocks" if workload.benchmark.endswith("_n1") else "files"
         if size <= share:
             what = (
-                f"each file fits in its stream's share of the {format_bytes(pagepool)} client pagepool "
+                f"{each} {'fit' if files == 'blocks' else 'fits'} in its stream's share of the "
+                f"{format_bytes(pagepool)} client pagepool "
                 f"({format_bytes(size)} in {format_bytes(share)} at {t}), so without fsync (-e) the writes "
                 "would be timed as copies into memory"
             )
@@ -95,8 +99,8 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
         else:
             what = (
                 f"a stream's share of the {format_bytes(pagepool)} client pagepool is more than {tail:.0%} of "
-                f"its file ({format_bytes(share)} of {format_bytes(size)} at {t}), so without fsync (-e) that "
-                f"much of each file is left in the pagepool untimed and the benchmark would report about "
+                f"{each} ({format_bytes(share)} of {format_bytes(size)} at {t}), so without fsync (-e) that "
+                f"much of {each} is left in the pagepool untimed and the benchmark would report about "
                 f"{size / (size - share):.3g} times the write-behind rate"
             )
             least = ""
@@ -106,7 +110,7 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
                 workload.problem(
                     "fsync",
                     f"{at_threads(small)} {what}, which pfssim does not model (it predicts the write-behind "
-                    f"steady state); add fsync (-e), or use files {least}",
+                    f"steady state); add fsync (-e), or use {files} {least}",
                 )
             ]
         )
@@ -305,10 +309,11 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                             "record_size",
                             f"buffered sequential calls of {format_bytes(workload.record_size)} on GPFS each cost the "
                             "client a system call, which pfssim does not model (it charges a call only its copy "
-                            f"into or out of the pagepool, at client_memcpy_Bps): below {format_bytes(smallest)} "
-                            "that cost, a few microseconds as a cached GPFS call's (gpfs_node_meta_call_s), would "
-                            f"be more than {SMALL_CALL_SHARE:.0%} of the call; use O_DIRECT (IOzone -I, IOR -B) or "
-                            f"records of at least {format_bytes(smallest)}",
+                            "into or out of the pagepool, at client_memcpy_Bps): that cost, a few microseconds as a "
+                            "cached GPFS call's (gpfs_node_meta_call_s), is more than "
+                            f"{SMALL_CALL_SHARE:.0%} of a call below about "
+                            f"{format_bytes(smallest_buffered_gpfs_call(rounded=False))}; use O_DIRECT (IOzone -I, "
+                            f"IOR -B) or records of at least {format_bytes(smallest)}",
                         )
                     ]
                 )

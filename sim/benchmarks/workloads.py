@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -192,12 +193,16 @@ def find_workload(name_or_path: str, topology: Path | None = None, base: Path | 
     # workloads/ folders are: say how to name it rather than only that the name is unknown.
     near = [Path(topology).resolve().parent] if topology is not None else []
     loose = [d / f"{name_or_path}.yaml" for d in [*near, Path.cwd()] if (d / f"{name_or_path}.yaml").is_file()]
-    hint = (
-        f"; {loose[0]} is not in a workloads/ folder, so name it by its file, {name_or_path}.yaml (relative to "
-        "the topology's folder in its benchmarks list)"
-        if loose and is_workload_file(loose[0])
-        else ""
-    )
+    hint = ""
+    if loose and is_workload_file(loose[0]):
+        # The path as it must be written where the name was: a benchmarks entry is relative to the
+        # topology's folder (``base``), a --workload to the current folder.
+        where = (base or Path.cwd()).resolve()
+        written = os.path.relpath(loose[0], where)
+        hint = (
+            f"; {loose[0]} is not in a workloads/ folder, so give its path, {written} (relative to "
+            f"{'the topology' + chr(39) + 's folder' if base is not None else 'the current folder'})"
+        )
     if folders:
         known = ", ".join(known_workloads(topology)) or "none"
         searched = ", ".join(str(d) for d in folders)

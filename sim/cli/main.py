@@ -178,8 +178,8 @@ def _seed(text: str) -> int:
 
 
 #: The most independent runs ``--replications`` takes for each point: more narrow an interval
-#: little (with 31 the t quantile is within 4% of the normal's, and the half-width falls as the
-#: square root of the count).
+#: little (with 31, 30 degrees of freedom, the t quantile is 4% above the normal's, and the
+#: half-width falls as the square root of the count).
 MAX_REPLICATIONS = 31
 
 

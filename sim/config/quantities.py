@@ -41,7 +41,7 @@ def _beegfs_chunk(value: object) -> float:
     if size < 65536 or int(size) & (int(size) - 1) or size != int(size):
         raise ValueError(
             "a BeeGFS chunk size is a power of two of at least 64 KiB (STRIPEPATTERN_MIN_CHUNKSIZE), got "
-            f"{format_bytes(size)}{binary_size_hint(size)}"
+            f"{format_bytes(size)}{binary_size_hint(size, lambda binary: 65536 <= binary < 2**32)}"
         )
     if size >= 2**32:
         # The stripe pattern keeps the chunk size in 32 bits (StripePattern.h; beegfs-ctl refuses

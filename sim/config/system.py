@@ -93,7 +93,8 @@ class RaidSpec(Model):
         if size < 4096 or size % 1024:
             raise ValueError(
                 f"a stripe unit (RAID chunk) is a whole number of KiB and at least 4 KiB, as mdadm requires "
-                f"('invalid chunk/rounding value'); got {size:g} B"
+                f"('invalid chunk/rounding value'); got {format_bytes(size)}"
+                f"{binary_size_hint(size, lambda binary: binary >= 4096)}"
             )
         if level in (5, 6, 10) and int(size) & (int(size) - 1):
             raise ValueError(
@@ -308,7 +309,7 @@ class GpfsSpec(Model):
         if size not in GPFS_BLOCK_SIZES:
             raise ValueError(
                 f"{format_bytes(size)} is not a block size mmcrfs accepts (64K, 128K, 256K, ... 16M: powers of two)"
-                f"{binary_size_hint(size)}"
+                f"{binary_size_hint(size, lambda binary: binary in GPFS_BLOCK_SIZES)}"
             )
         return size
 

@@ -13,6 +13,7 @@ as storage datasheets write it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import StrEnum
 
 
@@ -192,9 +193,10 @@ def format_bytes(value: float) -> str:
     return min(written, key=len)
 
 
-def binary_size_hint(value: float) -> str:
+def binary_size_hint(value: float, accepted: Callable[[float], bool] = lambda _size: True) -> str:
     """For a size that must be a power of two and was written with a decimal prefix (``512 KB``,
-    ``1 MB``: powers of 1000), a hint naming the binary one meant (``512 KiB``); else ""."""
+    ``1 MB``: powers of 1000), a hint naming the binary one meant (``512 KiB``) when that one is a
+    power of two that ``accepted`` takes (the rule the size failed); else ""."""
     for factor, decimal, binary, power in (
         (1e3, "KB", "KiB", 2**10),
         (1e6, "MB", "MiB", 2**20),
@@ -202,7 +204,7 @@ def binary_size_hint(value: float) -> str:
     ):
         count = value / factor
         meant = count * power
-        if count == int(count) and count >= 1 and int(meant) & (int(meant) - 1) == 0:
+        if count == int(count) and count >= 1 and int(meant) & (int(meant) - 1) == 0 and accepted(meant):
             return (
                 f"; {count:g} {decimal} is {value:,.0f} bytes (kB, MB and GB count in powers of 1000): "
                 f"the power of two is written {count:g} {binary}"

@@ -173,10 +173,11 @@ def render_run(result: RunResult, console: Console) -> None:
     if any(p.bottleneck in p.pool_occupancy for p in result.points):
         console.print(
             "a pool as bottleneck (a->b: a client's connections to a service, or a service's messages "
-            "to another; <target>.workers: a BeeGFS target's worker threads; GPFS's .threads, .nsd-queue, "
-            ".prefetch-threads and .write-behind): its slots are held nine tenths of the time or more and "
-            "requests wait for one while no part is as busy; more slots would raise the rate (its figure "
-            "is the pool's occupancy)"
+            "to another; .workers: a BeeGFS storage target's or metadata service's worker threads, "
+            ".direct-worker its direct worker; GPFS's .threads, .nsd-queue, .prefetch-threads and "
+            ".write-behind, and an mdtest directory's .token): its slots are held nine tenths of the time "
+            "or more and requests wait for one while no part is as busy; more slots would raise the rate "
+            "(its figure is the pool's occupancy)"
         )
     busier = sorted(
         {

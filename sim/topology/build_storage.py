@@ -222,13 +222,17 @@ class StorageSteps(BuilderBase):
                         )
                     else:
                         needed = max(max(other) for other in slot_lists) + 1
+                        # A zone's drives are its own drives: and its PCIe switches' together.
                         holder = (
-                            "expansion" if "expansion" in gpath else "enclosure" if "enclosures" in gpath else "zone"
+                            "the expansion's drives: declares"
+                            if "expansion" in gpath
+                            else "the enclosure's drives: declares"
+                            if "enclosures" in gpath
+                            else "the zone's drives (its own drives: and its PCIe switches') number"
                         )
                         message = (
                             f"the RAID groups take {needed} drives up to this entry ({raid.count} x "
-                            f"{raid.members} members here, dealt after those listed before it), but the "
-                            f"{holder}'s drives: declares {have}"
+                            f"{raid.members} members here, dealt after those listed before it), but {holder} {have}"
                         )
                     self.problem(gpath, message)
                     break

@@ -143,9 +143,10 @@ class System:
 
     @property
     def storage_targets(self) -> list[str]:
-        """Targets holding file data (BeeGFS storage targets, GPFS data NSDs), in the order the
-        topology declares them (servers' zones, then enclosures and their RAID groups): BeeGFS's
-        target IDs, which the roundrobin chooser walks from the first."""
+        """Targets holding file data (BeeGFS storage targets, GPFS data NSDs), in the order they are
+        built: the enclosures' virtual disks (each array's, then its expansion's) in declaration
+        order, then the servers' own RAID groups (zone by zone): BeeGFS's target IDs, which the
+        roundrobin chooser walks from the first."""
         return [name for name, group in self.groups.items() if group.role == "data" and self.served(name)]
 
     @property
