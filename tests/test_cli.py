@@ -550,6 +550,40 @@ def test_ctrl_c_stops_a_run_with_a_line_and_exit_130_and_leaves_no_process(tmp_p
         os.killpg(process.pid, 0)
 
 
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_a_run_whose_parent_alone_is_stopped_leaves_no_worker(how: str) -> None:
+    # A plain `kill PID` (SIGTERM to the parent only, as a notebook's terminate() sends) ends the
+    # run as Ctrl-C does, with 128 + 15; a parent killed outright (SIGKILL, no chance to clean up)
+    # takes its workers with it (they ask for SIGTERM when their parent exits). Either way no
+    # worker is left computing in the process group.
+    import signal
+    import time
+
+    args = [sys.executable, "-m", "sim.cli.main", "run", str(ROOT / "topologies" / "beegfs-high-capacity.yaml")]
+    args += ["--workload", "beegfs-hc-ior-n1", "--threads", "256,512", "--workers", "2"]
+    process = subprocess.Popen(
+        args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    time.sleep(4)
+    process.send_signal(getattr(signal, how))
+    out, err = process.communicate(timeout=60)
+    if how == "SIGTERM":
+        assert process.returncode == 128 + signal.SIGTERM, err
+        assert err.strip() == "pfssim: terminated (SIGTERM)" and out == ""
+    else:
+        assert process.returncode == -signal.SIGKILL
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        os.killpg(process.pid, signal.SIGKILL)
+        pytest.fail("workers were left running after their parent stopped")
+
+
 def test_a_worker_pool_stopped_by_an_error_leaves_the_callers_own_processes_alone() -> None:
     import multiprocessing
     import time
@@ -566,3 +600,68 @@ def test_a_worker_pool_stopped_by_an_error_leaves_the_callers_own_processes_alon
     finally:
         own.terminate()
         own.join()
+
+
+def test_a_results_inputs_name_what_was_simulated_and_by_which_code(tmp_path) -> None:
+    # The topology's hash is of the bytes parsed when it was loaded (an edit made while a run goes
+    # on, or after, does not change it); every parts file read is hashed; a system changed in
+    # memory (a library what-if) changes spec_sha256; model_sha256 names the code exactly.
+    import hashlib
+
+    from sim.benchmarks.cmdline import parse_command
+    from sim.benchmarks.result import RunResult
+    from sim.benchmarks.suite import run_suite
+    from sim.topology.build import build_system, load_system
+
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "tiny.yaml"
+    text = (ROOT / "tests" / "data" / "tiny.yaml").read_text()
+    path.write_text(text)
+    system = load_system(path)
+    result = run_suite(system, [parse_command("iozone -i 0 -I -e -r 1m -s 1g -t 1")], seed=1)
+    path.write_text(text + "# edited after the run\n")
+    topology = result.to_json()["inputs"]["topology"]
+    assert topology["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert topology["path"] == str(path.absolute())
+    assert sorted(topology["parts"]) == sorted(p.name for p in (ROOT / "topologies" / "parts").glob("*.yaml"))
+    assert (
+        topology["parts"]["drives.yaml"]
+        == hashlib.sha256((ROOT / "topologies" / "parts" / "drives.yaml").read_bytes()).hexdigest()
+    )
+    assert len(result.to_json()["model_sha256"]) == 64
+    fs = system.spec.filesystem.model_copy(update={"num_targets": 2})
+    changed = build_system(
+        system.spec.model_copy(update={"filesystem": fs}), load_system_catalogue(path), system.source_map
+    )
+    other = RunResult(changed, result.workloads, 1, result.precision).to_json()["inputs"]["topology"]
+    assert other["spec_sha256"] != topology["spec_sha256"]
+
+
+def load_system_catalogue(path):  # noqa: ANN001, ANN201 - the catalogue a topology reads, for build_system
+    from sim.config.load import load_system_spec
+
+    return load_system_spec(path)[1]
+
+
+def test_suites_run_in_workers_from_two_threads_keep_their_own_systems() -> None:
+    # Forked workers read the suite to simulate from the module: two threads running suites at once
+    # take turns, so neither gets the other's system (one got beegfs-edr-2019's numbers for hdr100).
+    import threading
+
+    from sim.benchmarks.cmdline import parse_command
+    from sim.benchmarks.suite import run_suite
+
+    workload = parse_command("iozone -i 0 -I -e -r 1m -s 1g -t 1 -+n -+m hosts").with_threads([1, 2])
+    systems = [load_system(ROOT / "topologies" / f"{name}.yaml") for name in ("beegfs-edr-2019", "beegfs-hdr100")]
+    alone = [[p.value for p in run_suite(s, [workload], seed=1).points] for s in systems]
+    together: list[list[float]] = [[], []]
+
+    def run(i: int) -> None:
+        together[i] = [p.value for p in run_suite(systems[i], [workload], seed=1, workers=2).points]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert together == alone and alone[0] != alone[1]

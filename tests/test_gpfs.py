@@ -50,7 +50,7 @@ def test_small_buffered_records_are_flushed_as_whole_blocks() -> None:
 
     system = load_system(PIXSTOR)
     small = parse_command("iozone -i 0 -c -e -w -r 64k -s 64g -t 16 -+m hosts")
-    point = run_point(system, small, "write", 16, seed=2)
+    point = run_point(system, small, "write", 16, seed=2, check=False)  # refused by pfssim run (< 2 MiB)
     assert point.value == pytest.approx(22e9, rel=0.02)
 
 
@@ -77,7 +77,7 @@ def test_random_reads_of_a_file_held_in_the_pagepool_name_the_thread_copying_the
 
     system = load_system(PIXSTOR)
     workload = parse_command("iozone -i 2 -w -O -r 4k -s 4k -t 1")
-    point = run_point(system, workload, "random_read", 1, seed=2)
+    point = run_point(system, workload, "random_read", 1, seed=2, check=False)  # its write is refused
     assert point.value == pytest.approx(value("client_memcpy_Bps") / 4096, rel=0.01)
     assert point.bottleneck == f"{system.clients[0]}.thread0"
     assert point.bottleneck_utilization == pytest.approx(1.0)

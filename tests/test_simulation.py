@@ -960,3 +960,16 @@ def test_a_drive_busy_by_the_luck_of_a_short_window_is_not_named_over_a_full_poo
     assert max(groups.values()) < 0.9
     assert "->" in point.bottleneck, point.bottleneck
     assert point.pool_occupancy[point.bottleneck] >= 0.9
+
+
+def test_run_point_refuses_what_pfssim_run_refuses() -> None:
+    # The library's point is held to the CLI's rules: buffered 4 KiB calls on BeeGFS (its client's
+    # buffer cache is not modelled) and an operation the workload does not run are refused.
+    from sim.benchmarks.cmdline import parse_command
+    from sim.errors import WorkloadError
+
+    system = load_system(ROOT / "tests" / "data" / "tiny.yaml")
+    with pytest.raises(WorkloadError, match="buffer cache"):
+        run_point(system, parse_command("iozone -i 0 -r 4k -s 1g -t 2"), "write", 2)
+    with pytest.raises(WorkloadError, match="has no 'random_read' point"):
+        run_point(system, parse_command("iozone -i 0 -I -r 1m -s 1g -t 2"), "random_read", 2)

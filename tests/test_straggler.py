@@ -93,7 +93,7 @@ def test_the_driver_applies_it_to_ior_and_not_to_iozone() -> None:
     # The same transfers as IOR N-1 on one file striped over every target.
     ior = iozone.model_copy(update={"name": "n1", "benchmark": "ior_seq_n1", "stripe": StripeOverride(num_targets=33)})
     seq = run_point(system, iozone, "write", 512, seed=3)
-    shared = run_point(system, ior, "write", 512, seed=3)
+    shared = run_point(system, ior, "write", 512, seed=3, check=False)  # blocks not whole transfers
     assert seq.last_task_factor is None and "last_task_factor" not in seq.to_json()
     # 512 tasks of 15.6 GB each: the spread of their finishing times costs a little under 1%.
     assert shared.last_task_factor is not None and 0.985 < shared.last_task_factor < 0.997
@@ -112,7 +112,7 @@ def test_an_ior_points_interval_adds_the_factors_own(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(driver, "last_task_interval", lambda per_task, window, work: (0.99, 0.99 * 0.95, 0.99 * 1.05))
     system = load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml")
     ior = find_workload("beegfs-hp-iozone-seq").model_copy(update={"name": "n1", "benchmark": "ior_seq_n1"})
-    point = run_point(system, ior, "write", 16, seed=3)
+    point = run_point(system, ior, "write", 16, seed=3, check=False)  # blocks not whole transfers
     assert point.last_task_factor == 0.99
     assert point.ci_low <= point.value * (1 - 0.05) and point.ci_high >= point.value * (1 + 0.05)
 

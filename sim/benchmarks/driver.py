@@ -55,6 +55,7 @@ from sim.engine.core import Environment, Pool, Station, collector_paused
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.engine.stats import Estimate, batch_estimate, mser_cut, t95
+from sim.errors import Problem, WorkloadError
 from sim.fs.common import RunContext
 from sim.fs.handles import handle_seconds
 from sim.fs.mdtest import data_pieces
@@ -468,9 +469,18 @@ def run_point(
     seed: int = 1,
     precision: Precision = DEFAULT_PRECISION,
     whole_phase: bool | None = None,
+    check: bool = True,
 ) -> PointResult:
     """Simulate one point (``precision.replications`` independent runs, combined by
-    :func:`combine_replications`) and return its estimate, interval, utilisations and bottleneck."""
+    :func:`combine_replications`) and return its estimate, interval, utilisations and bottleneck.
+    An IOzone or IOR operation the workload does not run is refused, and so, unless ``check`` is
+    False (tests of the model's mechanisms on cases outside what pfssim predicts), is a workload
+    ``pfssim run`` refuses (:func:`check_runnable`)."""
+    if isinstance(workload, Workload) and op not in workload.point_ops:
+        message = f"{workload.name} has no {op!r} point (its operations: {', '.join(workload.point_ops)})"
+        raise WorkloadError([Problem("", None, "ops", message)])
+    if check:
+        check_runnable(system, workload.with_threads([threads]))
     runs = [
         run_replication(system, workload, op, threads, seed, precision, replication, whole_phase)
         for replication in range(precision.replications)

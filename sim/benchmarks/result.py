@@ -11,7 +11,12 @@ Keys added since, within version 3 (a reader that ignores keys it does not know 
 alike): ``pool_occupancy`` (each pool's slots held over the window) and, for IOR points and
 IOzone points with ``-e`` or ``-c``, ``open_close_seconds``; with ``--replications`` N above 1,
 ``replications`` (N) on every point and in the precision; for writes into ME4 write-back caches
-that keep up, ``off_path`` (the destaging drives, reported and never named the bottleneck).
+that keep up, ``off_path`` (the destaging drives, reported and never named the bottleneck);
+``model_sha256`` (pfssim's source), and in ``inputs.topology`` the absolute ``path``, ``parts``
+(each parts file read, with its SHA-256) and ``spec_sha256`` (the system as simulated), with
+``sha256`` now of the bytes loaded rather than of the file when the result is written; every
+field of the precision. ``timing`` (wall seconds of the run and of each point) is the only part
+that differs between runs of the same inputs.
 """
 
 from __future__ import annotations
@@ -30,11 +35,20 @@ from sim.topology.model import System
 SCHEMA_VERSION = 3
 
 
-def _sha256(path: str | Path) -> str | None:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
+def _model_sha256() -> str:
+    """The sha256 of pfssim's own source (every ``sim/**/*.py``, by relative path, in order): which
+    code made a result, exactly, where the package version says only which release."""
+    global _MODEL_SHA256
+    if _MODEL_SHA256 is None:
+        root = Path(__file__).resolve().parents[1]
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        _MODEL_SHA256 = digest.hexdigest()
+    return _MODEL_SHA256
+
+
+_MODEL_SHA256: str | None = None
 
 
 @dataclass
@@ -57,17 +71,35 @@ class RunResult:
         return {
             "schema_version": SCHEMA_VERSION,
             "pfssim_version": __version__,
+            "model_sha256": _model_sha256(),
             "seed": self.seed,
             "inputs": {
-                "topology": {"name": self.system.name, "file": self.system.file, "sha256": _sha256(self.system.file)},
+                "topology": {
+                    "name": self.system.name,
+                    "file": self.system.file,
+                    "path": str(Path(self.system.file).absolute()),
+                    # Of the bytes parsed when the system was loaded (None for one built in memory).
+                    "sha256": self.system.source_map.sha256 if self.system.source_map else None,
+                    "parts": dict(sorted(self.system.parts_sources.items())),
+                    # The system as simulated: changes made to it in memory (a library what-if) show here.
+                    "spec_sha256": hashlib.sha256(self.system.spec.model_dump_json().encode()).hexdigest(),
+                },
                 "workloads": [w.model_dump(mode="json") for w in self.workloads],
                 "precision": {
-                    "rel_precision": self.precision.rel_precision,
-                    "min_batches": self.precision.min_batches,
-                    "max_batches": self.precision.max_batches,
-                    "max_doublings": self.precision.max_doublings,
-                    **({"replications": self.precision.replications} if self.precision.replications > 1 else {}),
-                },
+                    name: getattr(self.precision, name)
+                    for name in (
+                        "rel_precision",
+                        "min_batches",
+                        "max_batches",
+                        "max_doublings",
+                        "warmup_per_thread",
+                        "min_warmup",
+                        "min_batch",
+                        "max_device_ops",
+                        "transient_budget_factor",
+                    )
+                }
+                | ({"replications": self.precision.replications} if self.precision.replications > 1 else {}),
                 "parameters": {name: p.value for name, p in PARAMETERS.items()},
             },
             "points": [p.to_json() for p in self.points],

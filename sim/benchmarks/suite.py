@@ -7,6 +7,7 @@ benchmark's order with the same numbers as in one.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import as_completed
@@ -52,6 +53,9 @@ def default_workloads(system: System) -> list[AnyWorkload]:
 
 #: What forked workers simulate: (system, workloads, seed, precision), set before the pool starts.
 _SUITE: tuple[System, Sequence[AnyWorkload], int, Precision] | None = None
+#: Held while ``_SUITE`` is set and its pool forks: two threads of one process running suites in
+#: workers take turns (one's workers got the other's system, a scripting audit found).
+_SUITE_LOCK = threading.Lock()
 
 
 def _run_suite_point(task: tuple[int, str, int, int]) -> PointResult:
@@ -86,17 +90,18 @@ def run_suite(
         # Large thread counts are the slow points: start them first so no long one is left for the end.
         replications = range(precision.replications)
         order = sorted(((*task, r) for task in tasks for r in replications), key=lambda run: -run[2])
-        _SUITE = (system, workloads, seed, precision)
-        try:
-            # No more processes than runs: --workers 5000 on a four-point run forks four.
-            with worker_pool(min(workers, len(order))) as pool:
-                futures = {pool.submit(_run_suite_point, task): task for task in order}
-                for future in as_completed(futures):
-                    run = runs[futures[future]] = future.result()
-                    if progress is not None:
-                        progress(run)
-        finally:
-            _SUITE = None
+        with _SUITE_LOCK:
+            _SUITE = (system, workloads, seed, precision)
+            try:
+                # No more processes than runs: --workers 5000 on a four-point run forks four.
+                with worker_pool(min(workers, len(order))) as pool:
+                    futures = {pool.submit(_run_suite_point, task): task for task in order}
+                    for future in as_completed(futures):
+                        run = runs[futures[future]] = future.result()
+                        if progress is not None:
+                            progress(run)
+            finally:
+                _SUITE = None
         result.points = [combine_replications([runs[(*task, r)] for r in replications], precision) for task in tasks]
     result.wall_s = time.perf_counter() - started
     return result

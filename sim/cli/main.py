@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -374,12 +375,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         precision = Precision(rel_precision=args.precision, replications=args.replications)
         result = run_suite(system, workloads, args.seed, precision, advance, args.workers)
-    if args.plot is not None:
-        write_plot(result, args.plot)
+    # The result first: a plot that cannot be written (a full disk) then ends the run with exit 2
+    # without losing the simulation's numbers.
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
         render_run(result, _Console(markup=False))  # names are the user's text, not markup
+    if args.plot is not None:
+        sys.stdout.flush()
+        write_plot(result, args.plot)
     return EXIT_OK
 
 
@@ -448,6 +452,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_CHECK_FAILED
 
 
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the run is, so that it unwinds as Ctrl-C does."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(number)
+        self.number = number
+
+
+def _terminated(number: int, _frame: object) -> None:
+    raise _Terminated(number)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pfssim`` console script."""
     if sys.stdout is None:  # started with standard output closed (>&-): no result could be shown
@@ -456,6 +472,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     args = _parser().parse_args(argv)
     handlers = {"show": cmd_show, "validate": cmd_validate, "run": cmd_run, "reproduce": cmd_reproduce}
+    # A plain kill (SIGTERM) or a closed terminal (SIGHUP) stops a run as Ctrl-C does: the workers
+    # with it, no output file begun, no traceback.
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, _terminated)
     try:
         code = handlers[args.command](args)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
@@ -469,6 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # file was begun, since they are written whole or not at all once every point is done.
         print("pfssim: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except _Terminated as stop:
+        print(f"pfssim: terminated ({signal.Signals(stop.number).name})", file=sys.stderr)
+        return 128 + stop.number
     except BrokenPipeError:
         # The reader stopped reading (| head): nothing more to say, and nothing to flush at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -139,6 +139,8 @@ class Catalogue:
     entries: dict[str, dict[str, CatalogueEntry]] = field(default_factory=lambda: {kind: {} for kind in PART_KINDS})
     # Parts defined with problems of their own (already reported): a reference to one is not unknown.
     invalid: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in PART_KINDS})
+    # The catalogue files read, by file name, with the sha256 of the bytes parsed (a result names them).
+    sources: dict[str, str] = field(default_factory=dict)
 
     def get(self, kind: str, name: str) -> CatalogueEntry | None:
         """The entry of ``kind`` called ``name``, or None."""
@@ -282,6 +284,7 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
         except ConfigError as exc:
             problems.extend(exc.problems)
             continue
+        catalogue.sources[path.name] = smap.sha256 or ""
         problems.extend(catalogue.add_document(data, smap))
     return catalogue, problems
 

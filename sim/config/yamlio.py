@@ -7,6 +7,7 @@ keys, which PyYAML would silently resolve to the last one, are reported as error
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ class SourceMap:
 
     file: str
     lines: dict[PathKey, int] = field(default_factory=dict)
+    sha256: str | None = None  # of the bytes parsed (load_yaml), so a result names what it was run from
 
     def line(self, path: Iterable[str | int]) -> int | None:
         """The line of ``path``, or of its nearest ancestor that exists in the file."""
@@ -338,4 +340,6 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
         raise ConfigError(
             [Problem(str(path), line, "", f"the file is not UTF-8 text (byte 0x{byte} on this line); save it as UTF-8")]
         ) from None
-    return load_yaml_text(text, str(path))
+    data, smap = load_yaml_text(text, str(path))
+    smap.sha256 = hashlib.sha256(raw).hexdigest()
+    return data, smap

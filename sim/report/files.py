@@ -97,7 +97,10 @@ def write_all(files: dict[Path, bytes]) -> None:
         for path, data in files.items():
             missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
             for folder in reversed(missing):
-                folder.mkdir()
+                try:
+                    folder.mkdir()
+                except FileExistsError:  # made meanwhile by another process: it is not ours to remove
+                    continue
                 made.append(folder)
             fd, temporaries[path] = tempfile.mkstemp(prefix=f".{path.name}.", dir=str(path.parent))
             try:

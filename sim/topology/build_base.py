@@ -60,7 +60,7 @@ class BuilderBase:
         self.catalogue = catalogue
         self.smap = smap
         self.problems: list[Problem] = []
-        self.system = System(spec=spec, file=smap.file, source_map=smap)
+        self.system = System(spec=spec, file=smap.file, source_map=smap, parts_sources=dict(catalogue.sources))
         self.hcas_of_server: dict[str, list[str]] = {}
         self.hbas_of_server: dict[str, list[tuple[str, int, int]]] = {}
         self.pools: dict[str, _Pool] = {}

@@ -99,6 +99,8 @@ class System:
 
     spec: SystemSpec
     file: str
+    # The parts catalogue files the system was built from: file name -> sha256 of the bytes parsed.
+    parts_sources: dict[str, str] = field(default_factory=dict)
     components: dict[str, Component] = field(default_factory=dict)
     graph: nx.Graph = field(default_factory=nx.Graph)
     groups: dict[str, RaidGroup] = field(default_factory=dict)  # add with add_group
