@@ -44,14 +44,18 @@ UNFLUSHED_TAIL_MAX = 0.02
 SMALL_CALL_SHARE = 0.02
 
 
-def smallest_buffered_gpfs_call(rounded: bool = True) -> float:
+def _small_call_bytes() -> float:
+    """The call size at which a cached GPFS call's cost is :data:`SMALL_CALL_SHARE` of its copy."""
+    return value("gpfs_node_meta_call_s") * value("client_memcpy_Bps") / SMALL_CALL_SHARE
+
+
+def smallest_buffered_gpfs_call() -> float:
     """The smallest buffered sequential GPFS record pfssim predicts: the power of two at which a
     call's unmodelled cost, taken as a cached GPFS call's (``gpfs_node_meta_call_s``, fitted on
     PixStor's mdtest), is at most :data:`SMALL_CALL_SHARE` of its copy at ``client_memcpy_Bps``
     (3.85 us x 10 GB/s / 2% = 1.9 MB: 2 MiB). Below it a thread would be predicted at memory-copy
     speed (10 GB/s for 4 KiB records; a tuning audit)."""
-    least = value("gpfs_node_meta_call_s") * value("client_memcpy_Bps") / SMALL_CALL_SHARE
-    return float(2 ** math.ceil(math.log2(least))) if rounded else float(round(least, -3))
+    return float(2 ** math.ceil(math.log2(_small_call_bytes())))
 
 
 def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) -> None:
@@ -86,16 +90,21 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
         t = small[0]
         size, share = workload.file_size_for(t), shares[t]
         # On IOR's shared file a stream's data is its task's blocks (-b x -s), not a file of its own.
-        each = "each task's blocks (-b x -s)" if workload.benchmark.endswith("_n1") else "each file"
-        files = "blocks" if workload.benchmark.endswith("_n1") else "files"
+        shared = workload.benchmark.endswith("_n1")
+        each, files = ("each task's blocks (-b x -s)", "blocks") if shared else ("each file", "files")
+        # Random writes need only be larger than the share; sequential ones 1 / tail times it.
+        least = (
+            f"larger than {format_bytes(share)}"
+            if tail == 1.0
+            else f"of at least {format_bytes(math.ceil(share / tail / 2**20) * 2**20)}"
+        )
         if size <= share:
             what = (
-                f"{each} {'fit' if files == 'blocks' else 'fits'} in its stream's share of the "
+                f"{each} {'fit' if shared else 'fits'} in its stream's share of the "
                 f"{format_bytes(pagepool)} client pagepool "
                 f"({format_bytes(size)} in {format_bytes(share)} at {t}), so without fsync (-e) the writes "
                 "would be timed as copies into memory"
             )
-            least = f"larger than {format_bytes(share)}" if tail == 1.0 else ""
         else:
             what = (
                 f"a stream's share of the {format_bytes(pagepool)} client pagepool is more than {tail:.0%} of "
@@ -103,8 +112,6 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
                 f"much of {each} is left in the pagepool untimed and the benchmark would report about "
                 f"{size / (size - share):.3g} times the write-behind rate"
             )
-            least = ""
-        least = least or f"of at least {format_bytes(math.ceil(share / tail / 2**20) * 2**20)}"
         raise WorkloadError(
             [
                 workload.problem(
@@ -312,7 +319,7 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                             "into or out of the pagepool, at client_memcpy_Bps): that cost, a few microseconds as a "
                             "cached GPFS call's (gpfs_node_meta_call_s), is more than "
                             f"{SMALL_CALL_SHARE:.0%} of a call below about "
-                            f"{format_bytes(smallest_buffered_gpfs_call(rounded=False))}; use O_DIRECT (IOzone -I, "
+                            f"{format_bytes(float(round(_small_call_bytes(), -3)))}; use O_DIRECT (IOzone -I, "
                             f"IOR -B) or records of at least {format_bytes(smallest)}",
                         )
                     ]

@@ -142,7 +142,7 @@ def render_run(result: RunResult, console: Console) -> None:
         console.print(table)
         own = workload_settings(result.system, workload)
         if own:
-            key = "gpfs_pagepool_client:" if own[0].startswith("client pagepool") else "stripe:"
+            key = "gpfs_pagepool_client:" if isinstance(result.system.spec.filesystem, GpfsSpec) else "stripe:"
             console.print(
                 f"{workload.name} runs with its own {' and '.join(own)}, as its benchmark was run "
                 f"(the workload file's {key}); the topology's setting applies to workloads that set none"
