@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -159,10 +160,16 @@ def test_run_bad_inputs_exit_2_before_simulating(tmp_path) -> None:
     twice = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--workload", "beegfs-hp-iozone-seq")
     assert twice.code == 2 and "selected twice" in twice.stderr
     negative_seed = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--seed", "-1")
-    assert negative_seed.code == 2 and "the seed must be an integer from 0 to 2^64 - 1" in negative_seed.stderr
+    assert negative_seed.code == 2 and "the seed must be an integer from 0 to 2^53 - 1" in negative_seed.stderr
     assert "Traceback" not in negative_seed.stderr
     huge_seed = run_cli("run", TINY, "--threads", "1", "--seed", "9" * 5000)  # longer than int() reads
-    assert huge_seed.code == 2 and "from 0 to 2^64 - 1" in huge_seed.stderr and "9" * 50 not in huge_seed.stderr
+    assert huge_seed.code == 2 and "from 0 to 2^53 - 1" in huge_seed.stderr and "9" * 50 not in huge_seed.stderr
+    # The largest seed a double holds exactly is taken; one above it is refused, as JSON readers
+    # that hold numbers as doubles would round it.
+    assert run_cli("run", TINY, "--threads", "1", "--seed", str(2**53), "--json").code == 2
+    seq = ("--workload", "beegfs-hp-iozone-seq", "--threads", "1")
+    top = run_cli("run", TINY, *seq, "--seed", str(2**53 - 1), "--json")
+    assert top.code == 0 and json.loads(top.stdout)["seed"] == 2**53 - 1
 
 
 def test_validate_checks_workload_files_and_default_suites(tmp_path) -> None:
@@ -338,23 +345,21 @@ def test_single_valued_options_are_given_once() -> None:
     assert run_cli("reproduce", "--parameters", "--json").code == 0
 
 
-SUFFIXES = {"tx", "rx", "up", "down", "cpu", "read", "write", "commands", "workers", "direct-worker"}
-SUFFIXES |= {"gpfs-daemon", "prefetch-threads", "write-behind", "threads"}
-OWNED_BY = {"drives": "raid_group"}  # a suffix only a component of this kind owns
-
-
-def _named_by(name: str, components: dict[str, str]) -> bool:
-    """Whether a run's part name is a component of ``pfssim show --json`` or one it owns."""
+def _named_by(name: str, components: dict[str, str], owned: list[dict]) -> bool:
+    """Whether a run's part name is a component of ``pfssim show --json`` or fits one of its
+    ``owned_names`` patterns, with every part the pattern names of a kind it allows."""
     if name in components:
         return True
-    if "->" in name:  # a client's connections to a service
-        client, service = name.split("->")
-        return components.get(client) == "client" and components.get(service) == "service"
-    head, _, suffix = name.rpartition(".")
-    is_thread = suffix.startswith("thread") and suffix[6:].isdigit()
-    if suffix in OWNED_BY:
-        return components.get(head) == OWNED_BY[suffix]
-    return head in components and (suffix in SUFFIXES or (is_thread and components[head] == "client"))
+    for entry in owned:
+        regex = re.escape(entry["pattern"])
+        for field in ("part", "a", "b"):
+            regex = regex.replace(re.escape("{" + field + "}"), f"(?P<{field}>.+?)")
+        for number in ("n", "i", "j"):
+            regex = regex.replace(re.escape("{" + number + "}"), r"\d+")
+        match = re.fullmatch(regex, name)
+        if match and all(components.get(part) in entry["of"] for part in match.groupdict().values()):
+            return True
+    return False
 
 
 @pytest.mark.parametrize(
@@ -373,13 +378,17 @@ def test_every_part_a_run_names_is_a_component_that_show_lists(topology: str, ar
     shown = json.loads(run_cli("show", topology, "--json").stdout)
     components = {c["name"]: c["kind"] for c in shown["components"]}
     assert len(components) == len(shown["components"]), "component names are unique"
+    owned = shown["owned_names"]
     run = run_cli("run", topology, *args, "--precision", "0.1", "--json")
     assert run.code == 0, run.stderr
     points = json.loads(run.stdout)["points"]
     names = {n for p in points for n in [p["bottleneck"], *p["utilization"]]}
     if topology == TINY:
         assert any(p["bottleneck"].endswith(".workers") for p in points), "the pool rule is exercised"
-    assert [n for n in names if not _named_by(n, components)] == []
+    assert [n for n in names if not _named_by(n, components, owned)] == []
+    hca = next(name for name, kind in components.items() if kind == "hca")
+    assert not _named_by(f"{hca}.workers", components, owned), "a suffix on a kind that does not own it"
+    assert _named_by(f"{hca}.tx", components, owned)
 
 
 def _pfssim(*args: str, **popen: object) -> subprocess.Popen:
@@ -393,6 +402,40 @@ def test_a_full_standard_output_is_a_message_not_a_traceback() -> None:
         _, err = process.communicate(timeout=120)
     assert process.returncode == 2
     assert err.strip() == "standard output: cannot write: No space left on device"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("run", "--help")])
+def test_help_or_version_that_cannot_be_written_is_exit_2(args: tuple[str, ...]) -> None:
+    # argparse drops a failed write of its help and version text and exits 0.
+    with open("/dev/full", "w") as full:
+        process = _pfssim(*args, stdout=full)
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 2
+    assert err.strip() == "standard output: cannot write: No space left on device"
+
+
+@pytest.mark.parametrize("args", [("run", "/no/such/topology.yaml"), ("run", "--no-such-option"), ("show",)])
+def test_with_standard_error_closed_messages_do_not_reach_standard_output(args: tuple[str, ...]) -> None:
+    # pfssim ... 2>&- : Python starts with sys.stderr None, and print(file=None) or argparse's usage
+    # would write to standard output, into what a script reads as the result.
+    process = subprocess.run(
+        [sys.executable, "-m", "sim.cli.main", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=120,
+        preexec_fn=lambda: os.close(2),
+    )  # fmt: skip
+    assert process.returncode == 2
+    assert process.stdout == ""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_message_that_cannot_be_written_still_exits_2() -> None:
+    with open("/dev/full", "w") as full:
+        process = subprocess.run(
+            [sys.executable, "-m", "sim.cli.main", "run", "/no/such/topology.yaml"],
+            stdout=subprocess.PIPE, stderr=full, text=True, timeout=120,
+        )  # fmt: skip
+    assert process.returncode == 2 and process.stdout == ""
 
 
 def test_a_closed_standard_output_is_refused_before_running() -> None:

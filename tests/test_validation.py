@@ -311,8 +311,11 @@ def test_parameters_table_and_json() -> None:
         assert name[:12] in result.stdout
     result = run_cli("reproduce", "--parameters", "--json")
     assert result.code == 0
-    listed = json.loads(result.stdout)
+    document = json.loads(result.stdout)
+    assert document["schema_version"] == 2 and document["pfssim_version"]
+    listed = document["parameters"]
     assert [p["name"] for p in listed] == list(PARAMETERS)
+    assert all(p["value"] == PARAMETERS[p["name"]].value and p["source"] for p in listed)
     fitted = {p["name"]: p["fitted_on"] for p in listed if p["fitted_on"]}
     assert fitted == {
         "beegfs_storage_request_cpu_s": "beegfs-edr-2019 iozone random write",

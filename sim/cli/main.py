@@ -13,7 +13,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
 
@@ -41,8 +41,20 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that help and version text that cannot be written to standard
+    output (``--version > /dev/full``) raises, as every other write there does, where argparse
+    would drop the error and exit 0. Its subcommands' parsers are of this class too."""
+
+    def _print_message(self, message: str, file=None) -> None:  # noqa: ANN001 - argparse's signature
+        if message and (file or sys.stderr) is sys.stdout:
+            sys.stdout.write(message)
+            return
+        super()._print_message(message, file)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pfssim",
         description="Predict what IOzone, IOR and MDtest report on a parallel file system.",
     )
@@ -80,7 +92,11 @@ def _parser() -> argparse.ArgumentParser:
         help="comma-separated thread counts replacing every selected workload's",
     )
     run.add_argument(
-        "--seed", action=_Once, type=_seed, default=1, help="master random seed, a non-negative integer (default 1)"
+        "--seed",
+        action=_Once,
+        type=_seed,
+        default=1,
+        help="master random seed, an integer from 0 to 2^53 - 1 (default 1)",
     )
     run.add_argument(
         "--precision",
@@ -165,16 +181,25 @@ def _output_file(text: str) -> Path:
     return path
 
 
+#: The largest seed: JSON readers that hold numbers as doubles (JavaScript's, jq's) keep integers
+#: exact only up to 2^53 - 1, and the seed in a result must name the run exactly wherever it is read.
+MAX_SEED = 2**53 - 1
+
+
 def _seed(text: str) -> int:
     digits = text.strip().removeprefix("-")
     if not (digits.isascii() and digits.isdigit()):
         shown = text if len(text) <= 40 else f"{text[:40]}..."
         raise argparse.ArgumentTypeError(f"{shown!r} is not an integer")
-    if len(digits.lstrip("0")) > 20:  # int() refuses very long digit strings; 2^64 has 20 digits
-        raise argparse.ArgumentTypeError("the seed must be an integer from 0 to 2^64 - 1")
+    refusal = (
+        f"the seed must be an integer from 0 to 2^53 - 1 ({MAX_SEED:,}): a larger one would not be exact in "
+        "every JSON reader of the result"
+    )
+    if len(digits.lstrip("0")) > 20:  # int() refuses very long digit strings
+        raise argparse.ArgumentTypeError(refusal)
     seed = int(text)
-    if not 0 <= seed < 2**64:
-        raise argparse.ArgumentTypeError("the seed must be an integer from 0 to 2^64 - 1")
+    if not 0 <= seed <= MAX_SEED:
+        raise argparse.ArgumentTypeError(refusal)
     return seed
 
 
@@ -194,14 +219,23 @@ def _replications(text: str) -> int:
     return int(digits)
 
 
-def _print_problems(problems: Sequence[Problem], stream: object = None) -> None:
-    out = stream if stream is not None else sys.stderr
+def _tell(line: str) -> None:
+    """Write a message line to standard error. One that cannot be written (``2>/dev/full``) is
+    dropped: the exit code still tells, and a traceback could not be shown either."""
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr, flush=True)
+
+
+def _print_problems(problems: Sequence[Problem], stream: TextIO | None = None) -> None:
     seen: set[str] = set()
     for problem in problems:
         line = str(problem)
         if line not in seen:  # a template's mistake is found once per server built from it
             seen.add(line)
-            print(line, file=out)  # type: ignore[arg-type]
+            if stream is None:
+                _tell(line)
+            else:
+                print(line, file=stream)
 
 
 class _Console(Console):
@@ -466,17 +500,25 @@ def _terminated(number: int, _frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pfssim`` console script."""
+    if sys.stderr is None:
+        # Started with standard error closed (2>&-): messages are dropped, the exit code still
+        # tells. Without this, print(file=sys.stderr) and argparse's usage would write them to
+        # standard output, into the result a script is reading.
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
     if sys.stdout is None:  # started with standard output closed (>&-): no result could be shown
-        if sys.stderr is not None:
-            print("pfssim: standard output is closed; nothing could be written", file=sys.stderr)
+        _tell("pfssim: standard output is closed; nothing could be written")
         return EXIT_BAD_INPUT
-    args = _parser().parse_args(argv)
     handlers = {"show": cmd_show, "validate": cmd_validate, "run": cmd_run, "reproduce": cmd_reproduce}
-    # A plain kill (SIGTERM) or a closed terminal (SIGHUP) stops a run as Ctrl-C does: the workers
-    # with it, no output file begun, no traceback.
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, _terminated)
     try:
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as stop:  # --help, --version (exit 0) or a usage error (2), printed
+            sys.stdout.flush()  # --version > /dev/full must not exit 0: the flush shows it here
+            return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
+        # A plain kill (SIGTERM) or a closed terminal (SIGHUP) stops a run as Ctrl-C does: the
+        # workers with it, no output file begun, no traceback.
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, _terminated)
         code = handlers[args.command](args)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
         return code
@@ -487,10 +529,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Ctrl-C: no traceback; the worker processes are stopped (sim.engine.workers) and no output
         # file was begun, since they are written whole or not at all once every point is done.
-        print("pfssim: interrupted", file=sys.stderr)
+        _tell("pfssim: interrupted")
         return EXIT_INTERRUPTED
     except _Terminated as stop:
-        print(f"pfssim: terminated ({signal.Signals(stop.number).name})", file=sys.stderr)
+        _tell(f"pfssim: terminated ({signal.Signals(stop.number).name})")
         return 128 + stop.number
     except BrokenPipeError:
         # The reader stopped reading (| head): nothing more to say, and nothing to flush at exit.
@@ -498,7 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except OSError as exc:
         what = f"{exc.filename}" if exc.filename else "standard output: cannot write"
-        print(f"{what}: {exc.strerror or exc}", file=sys.stderr)
+        _tell(f"{what}: {exc.strerror or exc}")
         with contextlib.suppress(OSError):  # drop what is still buffered for the full device
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BAD_INPUT

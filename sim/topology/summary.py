@@ -10,6 +10,36 @@ from sim.topology.bounds import Bound, max_flow_bound
 from sim.topology.capacity import Capacity, capacity
 from sim.topology.model import System
 
+#: ``pfssim show --json`` schema: 1 - first release; keys added within it: ``owned_names``.
+SHOW_SCHEMA_VERSION = 1
+
+#: How a run names what a part owns, or a pool between parts: (pattern, the kinds of component
+#: ``{part}`` may be, what it is). Every name a run's ``bottleneck``, ``utilization``,
+#: ``pool_occupancy`` or ``off_path`` gives is a component ``pfssim show --json`` lists or fits one
+#: of these (``tests/test_cli.py`` checks it); ``show --json`` gives them as ``owned_names``.
+UP_DOWN = ("pcie_switch", "hba", "sas_port", "upi")
+OWNED_NAMES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("{part}.tx", ("hca", "switch_link"), "the link's direction towards the switch (from a bundle's first end)"),
+    ("{part}.rx", ("hca", "switch_link"), "the link's direction from the switch (towards a bundle's first end)"),
+    ("{part}.up", UP_DOWN, "towards the CPU: a PCIe switch's uplink, an HBA's slot, a SAS port; a UPI link's reads"),
+    ("{part}.down", UP_DOWN, "from the CPU: a PCIe switch's uplink, an HBA's slot, a SAS port; a UPI link's writes"),
+    ("{part}.cpu", ("numa", "server", "client"), "the cores of a NUMA zone, or of a node without zones"),
+    ("{part}.read", ("controller",), "an ME4 controller's read data path"),
+    ("{part}.write", ("controller",), "an ME4 controller's write data path"),
+    ("{part}.commands", ("controller",), "an ME4 controller's command engine (its IOPS)"),
+    ("{part}.drives", ("raid_group",), "the drives of a RAID group, by their mean utilisation"),
+    ("{part}.workers", ("raid_group", "service"), "pool: a BeeGFS storage target's or metadata service's workers"),
+    ("{part}.direct-worker", ("service",), "pool: a BeeGFS metadata service's direct worker"),
+    ("{part}.threads", ("service",), "pool: a GPFS NSD server's threads"),
+    ("{part}.nsd-queue", ("raid_group",), "pool: the threads of a GPFS NSD's queue on its server"),
+    ("{part}.gpfs-daemon", ("client",), "a GPFS client daemon's metadata calls"),
+    ("{part}.prefetch-threads", ("client",), "pool: a GPFS client's prefetch threads"),
+    ("{part}.write-behind", ("client",), "pool: a GPFS client's write-behind buffers"),
+    ("{part}.thread{n}", ("client",), "benchmark thread n of a client (its own copies into GPFS's pagepool)"),
+    ("{a}->{b}", ("client", "service"), "pool: a BeeGFS client's connections to a service, or a service's to another"),
+    ("mdtest.tree{i}.dir{j}.token", (), "pool: a GPFS directory's token for mdtest's directory j of tree i"),
+)
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -40,13 +70,9 @@ class Summary:
     def components(self) -> list[dict[str, Any]]:
         """Every named part, in name order: the names a run's utilisation and bottleneck refer to.
 
-        A run measures a part directly (a drive) or through what it owns, named by a suffix: a
-        link's directions (``.tx`` towards the switch, ``.rx`` from it; a PCIe switch uplink's
-        ``.up``/``.down``), a NUMA zone's or node's cores (``.cpu``), an ME4 controller's ``.read``
-        and ``.write`` paths and ``.commands``, a storage target's or metadata service's
-        ``.workers`` (and ``.direct-worker``), a GPFS client's ``.gpfs-daemon``, ``.prefetch-threads``,
-        ``.write-behind`` and application ``.threadN``, a GPFS server's NSD ``.threads``. A client's
-        connections to a service are the pool ``client->service``.
+        A run measures a part directly (a drive) or through what it owns, named by a suffix (a
+        link's ``.tx``, a zone's ``.cpu``, a target's ``.workers``, ...), or names a pool between
+        parts (``client->service``): :data:`OWNED_NAMES` lists every such form.
         """
         return [
             {"name": c.name, "kind": c.kind, "model": c.model}
@@ -57,7 +83,7 @@ class Summary:
         """The ``pfssim show --json`` object (SI units)."""
         s = self.system
         return {
-            "schema_version": 1,
+            "schema_version": SHOW_SCHEMA_VERSION,
             "pfssim_version": __version__,
             "name": s.name,
             "title": s.spec.title,
@@ -71,6 +97,7 @@ class Summary:
             "services": self.services_by_kind(),
             "parts": [{"kind": k, "model": m, "count": n} for k, m, n in self.parts_by_model()],
             "components": self.components(),
+            "owned_names": [{"pattern": p, "of": list(kinds), "what": what} for p, kinds, what in OWNED_NAMES],
             "capacity": {
                 "raw_bytes": self.capacity.raw_B,
                 "usable_bytes": self.capacity.usable_B,

@@ -145,19 +145,29 @@ def parameter_rows() -> list[dict[str, str]]:
 # ----------------------------------------------------------------------------------------------- JSON
 
 
-def parameters_json() -> list[dict[str, Any]]:
-    """The model parameters as JSON objects."""
-    return [
-        {
-            "name": p.name,
-            "value": p.value,
-            "unit": p.unit,
-            "meaning": p.meaning,
-            "source": p.source,
-            "fitted_on": p.fitted_on,
-        }
-        for p in PARAMETERS.values()
-    ]
+#: ``pfssim reproduce --parameters --json`` schema: 1 - a bare list of parameters (to session 23);
+#: 2 - one object, versioned like every other JSON pfssim prints, the list under ``parameters``.
+PARAMETERS_SCHEMA_VERSION = 2
+
+
+def parameters_json() -> dict[str, Any]:
+    """The model parameters as one versioned JSON object: each with its value (SI), unit, meaning,
+    source and, for a fitted one, the dataset it was fitted on."""
+    return {
+        "schema_version": PARAMETERS_SCHEMA_VERSION,
+        "pfssim_version": __version__,
+        "parameters": [
+            {
+                "name": p.name,
+                "value": p.value,
+                "unit": p.unit,
+                "meaning": p.meaning,
+                "source": p.source,
+                "fitted_on": p.fitted_on,
+            }
+            for p in PARAMETERS.values()
+        ],
+    }
 
 
 def _summary_json(summary: ErrorSummary) -> dict[str, Any]:
