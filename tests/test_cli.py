@@ -708,3 +708,22 @@ def test_suites_run_in_workers_from_two_threads_keep_their_own_systems() -> None
     for thread in threads:
         thread.join()
     assert together == alone and alone[0] != alone[1]
+
+
+def test_a_results_workload_files_run_again_give_the_same_points(tmp_path: Path) -> None:
+    first = run_cli(
+        "run", TINY, "--cmd", "iozone -i 0 -i 1 -c -e -w -r 1m -I -s 1g -t 2 -+n", "--threads", "1,2", "--seed", "7",
+        "--json",
+    )  # fmt: skip
+    assert first.code == 0, first.stderr
+    result = json.loads(first.stdout)
+    [written] = result["inputs"]["workload_files"]
+    path = tmp_path / f"{written['name']}.yaml"
+    path.write_text(json.dumps(written))
+    again = run_cli("run", TINY, "--workload", str(path), "--seed", str(result["seed"]), "--json")
+    assert again.code == 0, again.stderr
+
+    def points(document: dict) -> list[tuple]:
+        return [(p["op"], p["threads"], p["value"], p["ci_low"], p["ci_high"]) for p in document["points"]]
+
+    assert points(json.loads(again.stdout)) == points(result)

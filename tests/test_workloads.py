@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.benchmarks.cmdline import command_mismatches, parse_command
 from sim.benchmarks.workloads import find_workload, is_workload_file, load_workload, workload_dir
+from sim.config.units import Dimension, parse_quantity
+from sim.config.workload import size_text, workload_file
 from sim.errors import WorkloadError
 from tests.conftest import ROOT, run_cli
 
@@ -652,3 +657,43 @@ def test_an_unreadable_workload_under_its_name_is_refused_not_passed_over(tmp_pa
     result = run_cli("validate", str(topology))
     assert result.code == 2
     assert f"{topology}:" in result.stdout and f"{broken}: cannot read file" in result.stdout, result.stdout
+
+
+# ------------------------------------------------------------------- a result's workloads, run again
+
+_AS_COMMANDS = [
+    "iozone -i 0 -i 1 -c -e -w -r 1m -I -s 8g -t 64 -+n",
+    "iozone -i 2 -w -O -I -r 4k -s 1536m -t 4 -+n",
+    "mpirun -np 64 ior -a POSIX -w -r -e -s 4 -t 16m -b 3g -F -o /mnt/fs/file",
+    "mpirun -npernode 2 -np 8 ior -a POSIX -w -r -e -z -B -t 4k -b 1g -o /mnt/fs/file",
+    "mpirun --map-by node -np 64 mdtest -d /mnt/x -i 1 -b 32 -z 1 -L -I 1024 -u -t -F -w 4K -e 4K",
+]
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [*(load_workload(p) for p in sorted(workload_dir().glob("*.yaml"))), *map(parse_command, _AS_COMMANDS)],
+    ids=lambda w: w.name if not w.name.startswith("cmd") else (w.command or "").split()[0],
+)
+def test_a_workload_written_as_a_file_reads_back_as_the_same_workload(workload, tmp_path: Path) -> None:
+    # What a result embeds as inputs.workload_files: saved as <name>.yaml (JSON is YAML), it is the
+    # workload that ran, settings and sizes exactly, without the command line.
+    written = workload_file(workload)
+    assert "command" not in written
+    assert all(not isinstance(written[k], float) for k in ("record_size", "write_bytes") if k in written)
+    path = tmp_path / f"{workload.name}.yaml"
+    path.write_text(json.dumps(written, indent=2))
+    again = load_workload(path)
+    assert again.model_dump(exclude={"command"}) == workload.model_dump(exclude={"command"})
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    st.one_of(
+        st.integers(min_value=1, max_value=2**53).map(float),  # the parser refuses beyond 2^53 B
+        st.floats(min_value=1e-3, max_value=2**53, allow_nan=False, allow_infinity=False),
+    )
+)
+def test_a_size_written_for_a_file_reads_back_exactly(size: float) -> None:
+    text = size_text(size)
+    assert parse_quantity(text, Dimension.SIZE) == size, text

@@ -15,8 +15,10 @@ that keep up, ``off_path`` (the destaging drives, reported and never named the b
 ``model_sha256`` (pfssim's source), and in ``inputs.topology`` the absolute ``path``, ``parts``
 (each parts file read, with its SHA-256) and ``spec_sha256`` (the system as simulated), with
 ``sha256`` now of the bytes loaded rather than of the file when the result is written; every
-field of the precision. ``timing`` (wall seconds of the run and of each point) is the only part
-that differs between runs of the same inputs.
+field of the precision; ``inputs.workload_files`` (each workload as a workload file holds it,
+sizes with units, which ``--workload`` reads back once saved as ``<name>.yaml``). ``timing``
+(wall seconds of the run and of each point) is the only part that differs between runs of the
+same inputs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 
 from sim import __version__
 from sim.benchmarks.driver import PointResult, Precision
-from sim.config.workload import AnyWorkload
+from sim.config.workload import AnyWorkload, workload_file
 from sim.params import PARAMETERS
 from sim.topology.model import System
 
@@ -85,6 +87,8 @@ class RunResult:
                     "spec_sha256": hashlib.sha256(self.system.spec.model_dump_json().encode()).hexdigest(),
                 },
                 "workloads": [w.model_dump(mode="json") for w in self.workloads],
+                # The same workloads as workload files hold them (sizes with units), to run again.
+                "workload_files": [workload_file(w) for w in self.workloads],
                 "precision": {
                     name: getattr(self.precision, name)
                     for name in (

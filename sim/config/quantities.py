@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import BaseModel as _BaseModel
@@ -9,12 +10,22 @@ from pydantic import BeforeValidator, ConfigDict, Field
 
 from sim.config.units import Dimension, binary_size_hint, format_bytes, parse_quantity
 
+#: The validators that read a size in bytes (``Size``, ``ChunkSize``, mdtest's byte counts):
+#: what ``sim.config.workload.workload_file`` writes back with a unit.
+SIZE_VALIDATORS: set[Callable[[object], float]] = set()
+
+
+def size_validator(parse: Callable[[object], float]) -> Callable[[object], float]:
+    """Register ``parse`` as a validator of sizes (see :data:`SIZE_VALIDATORS`)."""
+    SIZE_VALIDATORS.add(parse)
+    return parse
+
 
 def _parser(dimension: Dimension, allow_zero: bool = False):  # noqa: ANN202 - returns a validator
     def parse(value: object) -> float:
         return parse_quantity(value, dimension, allow_zero=allow_zero)
 
-    return parse
+    return size_validator(parse) if dimension is Dimension.SIZE else parse
 
 
 Size = Annotated[float, BeforeValidator(_parser(Dimension.SIZE))]
@@ -36,6 +47,7 @@ def _read_ahead(value: object) -> str | float:
         ) from None
 
 
+@size_validator
 def _beegfs_chunk(value: object) -> float:
     size = parse_quantity(value, Dimension.SIZE)
     if size < 65536 or int(size) & (int(size) - 1) or size != int(size):

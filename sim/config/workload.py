@@ -9,11 +9,23 @@ turns real IOzone, IOR and mdtest command lines into the same objects. IOzone an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias, get_args
 
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
-from sim.config.quantities import ChunkSize, Count, Flag, Index, Model, Size, Text, ThreadCount
+from sim.config.quantities import (
+    SIZE_VALIDATORS,
+    ChunkSize,
+    Count,
+    Flag,
+    Index,
+    Model,
+    Size,
+    Text,
+    ThreadCount,
+    size_validator,
+)
 from sim.config.units import Dimension, format_bytes, parse_quantity
 from sim.config.yamlio import SourceMap, format_path
 from sim.errors import Problem, WorkloadError
@@ -308,6 +320,7 @@ MDTEST_PHASES: tuple[MdtestOp, ...] = ("create", "stat", "read", "remove")
 MDTEST_DIR_PHASES: tuple[MdtestOp, ...] = ("create", "stat", "remove")
 
 
+@size_validator
 def _byte_count(value: object) -> float:
     """A size that may be zero (``0 B`` for empty files), in whole bytes."""
     size = parse_quantity(value, Dimension.SIZE, allow_zero=True)
@@ -593,3 +606,40 @@ class MdtestWorkload(_Placed):
 
 #: Any workload a file or a command line can hold.
 AnyWorkload: TypeAlias = Workload | MdtestWorkload
+
+
+def _is_size(field: FieldInfo) -> bool:
+    """Whether a field holds a size in bytes: one of its validators, or one inside its annotation
+    (``Size | None``), is a registered size validator."""
+    found = list(field.metadata)
+    pending: list[object] = [field.annotation]
+    while pending:
+        annotation = pending.pop()
+        found += getattr(annotation, "__metadata__", ())
+        pending += get_args(annotation)
+    return any(getattr(item, "func", None) in SIZE_VALIDATORS for item in found)
+
+
+def size_text(size: float) -> str:
+    """A size as a workload file takes it, exactly: ``8 MiB``, ``1536 KiB``, ``1000 B``, ``307.2 B``."""
+    return format_bytes(size) if size == int(size) else f"{size!r} B"
+
+
+def _with_units(model: Model, data: dict[str, object]) -> dict[str, object]:
+    fields = type(model).model_fields
+    for key, value in data.items():
+        inner = getattr(model, key)
+        if isinstance(inner, Model) and isinstance(value, dict):
+            data[key] = _with_units(inner, value)
+        elif isinstance(value, int | float) and not isinstance(value, bool) and _is_size(fields[key]):
+            data[key] = size_text(value)
+    return data
+
+
+def workload_file(workload: AnyWorkload) -> dict[str, object]:
+    """The workload as a workload file holds it, which ``pfssim run --workload`` reads back as the
+    same workload once saved as ``<name>.yaml`` (JSON is YAML): every setting, sizes with a unit
+    (exactly; the file format refuses a bare number), unset ones left out. The command line is left
+    out too: a file's ``command`` must write its sizes and thread counts as variables, and a
+    ``--threads`` sweep replaced the line's own thread count; the run's inputs keep the line."""
+    return _with_units(workload, workload.model_dump(mode="json", exclude={"command"}, exclude_none=True))
