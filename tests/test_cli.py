@@ -727,3 +727,46 @@ def test_a_results_workload_files_run_again_give_the_same_points(tmp_path: Path)
         return [(p["op"], p["threads"], p["value"], p["ci_low"], p["ci_high"]) for p in document["points"]]
 
     assert points(json.loads(again.stdout)) == points(result)
+
+
+def _keys(value: object) -> set[str]:
+    """Every key of every object in a JSON document, except those of name-keyed maps."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            found.add(key)
+            if key not in ("utilization", "pool_occupancy", "parameters", "parts", "services") or isinstance(
+                inner, list
+            ):
+                found |= _keys(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            found |= _keys(inner)
+    return found
+
+
+def test_every_key_of_the_json_output_is_documented() -> None:
+    documented = set(re.findall(r"`([A-Za-z_0-9]+)`", (ROOT / "docs" / "json.md").read_text()))
+    run = run_cli(
+        "run", TINY, "--cmd", "mpirun -np 2 ior -a POSIX -w -r -e -B -t 1m -b 1g -o /mnt/f", "--threads", "2",
+        "--replications", "2", "--json",
+    )  # fmt: skip
+    mdtest = run_cli("run", TINY, "--cmd", "mpirun -np 2 mdtest -n 64 -u -F -d /mnt/x -w 4K -e 4K", "--json")
+    show = run_cli("show", str(ROOT / "topologies" / "beegfs-high-capacity.yaml"), "--json")
+    parameters = run_cli("reproduce", "--parameters", "--json")
+    written, workload_keys = set(), set()
+    for result in (run, mdtest, show, parameters):
+        assert result.code == 0, result.stderr
+        document = json.loads(result.stdout)
+        written |= _keys(document)
+        if "inputs" in document:  # the workload file format's keys, documented in the README
+            workload_keys |= _keys(document["inputs"]["workloads"]) | _keys(document["inputs"]["workload_files"])
+    assert {
+        "last_task_factor",
+        "file_bytes",
+        "open_close_seconds",
+        "owned_names",
+        "fitted_on",
+        "replications",
+    } <= written
+    assert sorted(written - workload_keys - documented) == []
