@@ -99,7 +99,7 @@ _PARAMETERS = [
         "gpfs_nsd_threads",
         1024,
         "threads",
-        "NSD server worker threads (nsdMaxWorkerThreads)",
+        "NSD server worker threads (nsdMaxWorkerThreads), where the topology does not set filesystem.nsd_threads",
         "public Spectrum Scale configuration with nsdMaxWorkerThreads 1024 (research/modeling-facts.md 2.3)",
     ),
     Parameter(
@@ -108,7 +108,8 @@ _PARAMETERS = [
         "threads",
         "NSD worker threads serving one LUN's large requests (nsdThreadsPerQueue; each data or "
         "metadata LUN is taken to have a queue of its own [ASSUMED]: GPFS hashes LUNs onto "
-        "nsdMultiQueue queues, 1024 / 16 = 64 a server here)",
+        "nsdMultiQueue queues, 1024 / 16 = 64 a server here), where the topology does not set "
+        "filesystem.nsd_threads",
         "the same public Spectrum Scale configuration as gpfs_nsd_threads: nsdThreadsPerQueue 16 "
         "(research/modeling-facts.md 2.3); not fitted",
     ),

@@ -12,7 +12,7 @@ from sim.benchmarks.workloads import find_workload
 from sim.params import PARAMETERS, value
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
-from tests.conftest import ROOT, build_model
+from tests.conftest import ROOT, build_model, run_cli
 
 PIXSTOR = ROOT / "topologies" / "pixstor-large.yaml"
 
@@ -288,10 +288,12 @@ def test_buffered_random_ops_of_records_larger_than_a_block_count_records() -> N
     assert point.value == pytest.approx(value("client_memcpy_Bps") / 2**24, rel=0.02)
 
 
-def _lun_concurrency(workload: str, op: str, threads: int, until: float) -> tuple[dict[str, int], object]:
-    """Run a PixStor point's model for ``until`` simulated seconds and return the most requests
-    each LUN had at its controller at once, and the model."""
-    model = build_model(load_system(PIXSTOR), find_workload(workload), op, threads)
+def _lun_concurrency(
+    workload: str, op: str, threads: int, until: float, system: object = None
+) -> tuple[dict[str, int], object]:
+    """Run a PixStor point's model (or ``system``'s) for ``until`` simulated seconds and return the
+    most requests each LUN had at its controller at once, and the model."""
+    model = build_model(system or load_system(PIXSTOR), find_workload(workload), op, threads)
     platform = model.ctx.platform
     original = platform.storage_io
     now: dict[str, int] = {}
@@ -321,6 +323,37 @@ def test_a_luns_large_requests_wait_for_its_nsd_queues_threads() -> None:
     pools = model.ctx.platform.pools
     assert {name for name in pools if name.endswith(".nsd-queue")} == {f"{nsd}.nsd-queue" for nsd in most}
     assert all(pools[f"{nsd}.nsd-queue"].size == k for nsd in most)
+
+
+def test_a_topology_sets_the_nsd_servers_threads(tmp_path: Path) -> None:
+    # filesystem.nsd_threads (nsdMaxWorkerThreads, nsdThreadsPerQueue) replaces the parameters'
+    # 1024 and 16 for that system: 4 threads per LUN queue hold each LUN to 4 block reads at once.
+    system = _pixstor_variant(
+        tmp_path, "  pagepool: {client: 32 GiB, server: 96 GiB}\n",
+        "  pagepool: {client: 32 GiB, server: 96 GiB}\n  nsd_threads: {max_worker: 64, per_queue: 4}\n",
+        "nsd-threads.yaml",
+    )  # fmt: skip
+    most, model = _lun_concurrency("pixstor-iozone-seq", "read", 256, until=0.2, system=system)
+    assert max(most.values()) == 4
+    pools = model.ctx.platform.pools
+    assert {pools[f"{nsd}.nsd-queue"].size for nsd in most} == {4}
+    assert {pool.size for name, pool in pools.items() if name.endswith(".threads")} == {64}
+
+
+def test_nsd_queue_threads_beyond_the_servers_workers_are_refused(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = PIXSTOR.read_text().replace(
+        "  pagepool: {client: 32 GiB, server: 96 GiB}\n",
+        "  pagepool: {client: 32 GiB, server: 96 GiB}\n  nsd_threads: {max_worker: 8, per_queue: 16}\n",
+    )
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    line = text.splitlines().index("  nsd_threads: {max_worker: 8, per_queue: 16}") + 1
+    result = run_cli("validate", str(path))
+    assert result.code == 2
+    assert f"{path}:{line} filesystem.nsd_threads: per_queue (16) is more than max_worker (8)" in result.stdout
 
 
 def test_small_requests_are_not_held_by_the_luns_queue(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -43,6 +43,8 @@ def test_summary_is_pinned(path: Path) -> None:
     data = _summary(path.stem)
     # Component names are a contract (results and errors use them): pin them, one "kind name" each.
     data["components"] = [f"{c['kind']} {c['name']}" for c in data["components"]]
+    # The same for every system (a constant of pfssim's, checked against runs in test_cli.py).
+    assert data.pop("owned_names")
     golden = GOLDEN / f"{path.stem}.json"
     assert golden.exists() or UPDATE_GOLDEN, f"no golden summary for {path.stem}; run with PFSSIM_UPDATE_GOLDEN=1"
     if UPDATE_GOLDEN:

@@ -288,6 +288,23 @@ class PagepoolSpec(Model):
     server: Size
 
 
+class NsdThreadsSpec(Model):
+    """An NSD server's worker threads (``mmchconfig nsdMaxWorkerThreads``) and the threads of each
+    NSD queue (``nsdThreadsPerQueue``; each LUN is taken to have a queue of its own)."""
+
+    max_worker: PartCount
+    per_queue: PartCount
+
+    @model_validator(mode="after")
+    def _queue_within_workers(self) -> NsdThreadsSpec:
+        if self.per_queue > self.max_worker:
+            raise ValueError(
+                f"per_queue ({self.per_queue}) is more than max_worker ({self.max_worker}): a queue's threads "
+                "are some of the server's worker threads"
+            )
+        return self
+
+
 class GpfsSpec(Model):
     """Spectrum Scale settings the model uses."""
 
@@ -300,6 +317,9 @@ class GpfsSpec(Model):
     metadata_replicas: Annotated[int, Field(ge=1, le=3, strict=True)] = 1  # "the maximum replication factor is 3"
     data_replicas: Annotated[int, Field(ge=1, le=3, strict=True)] = 1
     pagepool: PagepoolSpec
+    # Left out: the model parameters gpfs_nsd_threads and gpfs_nsd_threads_per_queue (a public
+    # Scale configuration's 1024 and 16; IBM's current defaults are not in the sources).
+    nsd_threads: NsdThreadsSpec | None = None
     nsds: list[GpfsNsdSpec] = Field(min_length=1)
     capacity_efficiency: Efficiency
 

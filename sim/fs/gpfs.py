@@ -422,13 +422,16 @@ class NsdPaths:
         self.ctx = ctx
         system = ctx.system
         self.server_of = {n: system.services_of(n)[0] for n in system.storage_targets + system.metadata_targets}
-        nsd_threads = int(value("gpfs_nsd_threads"))
+        # The topology's filesystem.nsd_threads, or the model parameters where it leaves them out.
+        fs = system.spec.filesystem
+        given = fs.nsd_threads if isinstance(fs, GpfsSpec) else None
+        nsd_threads = given.max_worker if given else int(value("gpfs_nsd_threads"))
         self.threads = {s.name: ctx.platform.pool(f"{s.name}.threads", nsd_threads) for s in system.services.values()}
         self.cpu = value("gpfs_nsd_block_cpu_s")
         self.routes: dict[tuple[str, str, str], Route] = {}
         # A LUN's large requests are served by the threads of its own NSD queue (nsdThreadsPerQueue):
         # however many reads wait at the server, a LUN has at most that many at its drives.
-        self.queue_threads = int(value("gpfs_nsd_threads_per_queue"))
+        self.queue_threads = given.per_queue if given else int(value("gpfs_nsd_threads_per_queue"))
         self.small_io = value("gpfs_nsd_small_io_bytes")
         self.queues: dict[str, Pool] = {}
 
