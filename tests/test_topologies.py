@@ -8,14 +8,18 @@ record of what changed, not proof of correctness (the explicit checks below are 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from sim.benchmarks.suite import default_workloads
+from sim.benchmarks.workloads import find_workload
+from sim.params import value
+from sim.report.show import show_json
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
-from tests.conftest import ROOT, TOPOLOGIES, UPDATE_GOLDEN
+from tests.conftest import ROOT, TOPOLOGIES, UPDATE_GOLDEN, build_model
 
 GOLDEN = Path(__file__).parent / "golden" / "show"
 TIB = 2**40
@@ -172,3 +176,51 @@ def test_a_client_entry_without_a_count_is_one_client(tmp_path: Path) -> None:
     path = tmp_path / "tiny.yaml"
     path.write_text(text.replace("count: 2, part: poweredge-c6420", "part: poweredge-c6420"))
     assert load_system(path).clients == ["client0"]
+
+
+def test_show_gives_every_filesystem_setting_with_its_origin_and_the_model_runs_them(tmp_path: Path) -> None:
+    # beegfs-hdr100 without its workers and conn_max_internode: show names the defaults taken and
+    # why, and the data and metadata models build their pools with those very numbers.
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    old = "  workers: {meta: 24, storage: 32}\n  conn_max_internode: {meta: 32, storage: 12, client: 24}\n"
+    assert old in text
+    (tmp_path / "defaults.yaml").write_text(text.replace(old, "  workers: {}\n  conn_max_internode: {}\n"))
+    system = load_system(tmp_path / "defaults.yaml")
+    settings = {s["key"]: s for s in show_json(summarize(system))["filesystem_settings"]}
+    assert settings["chunk_size"] == {"key": "chunk_size", "value": 2 * 2**20, "origin": "topology"}
+    assert settings["conn_max_internode.client"]["value"] == 12
+    assert settings["conn_max_internode.client"]["origin"] == "default: the shipped beegfs-client.conf"
+    assert settings["conn_max_internode.meta"]["value"] == 32
+    assert settings["workers.storage"]["value"] == 12
+    meta_zone_cores = {system.zone_cores[s.zone or ""] for s in system.services.values() if s.kind == "beegfs-meta"}
+    assert settings["workers.meta"]["value"] == 2 * meta_zone_cores.pop()
+    assert "tuneNumWorkers" in settings["workers.meta"]["origin"]
+
+    data = build_model(system, find_workload("beegfs-hp-iozone-seq"), "write", 16)
+    meta = build_model(system, find_workload("mdtest-beegfs-hp"), "remove", 16)
+    for model in (data, meta):
+        model.start()
+        model.ctx.env.run(until=0.01)
+    pools = {**data.ctx.platform.pools, **meta.ctx.platform.pools}
+    clients = set(system.clients)
+    meta_names = {s.name for s in system.services.values() if s.kind == "beegfs-meta"}
+    connections = {p.size for n, p in pools.items() if "->" in n and n.split("->")[0] in clients}
+    meta_links = {p.size for n, p in pools.items() if "->" in n and n.split("->")[0] in meta_names}
+    meta_workers = {pools[f"{n}.workers"].size for n in meta_names if f"{n}.workers" in pools}
+    targets = set(system.storage_targets)
+    storage_workers = {p.size for n, p in pools.items() if n.removesuffix(".workers") in targets}
+    assert connections == {settings["conn_max_internode.client"]["value"]}
+    assert meta_links == {settings["conn_max_internode.meta"]["value"]}
+    assert meta_workers == {settings["workers.meta"]["value"]}
+    assert storage_workers == {settings["workers.storage"]["value"]}
+
+
+def test_show_gives_gpfs_nsd_threads_from_the_parameters_when_left_out() -> None:
+    settings = {
+        s["key"]: s
+        for s in show_json(summarize(load_system(ROOT / "topologies" / "pixstor-large.yaml")))["filesystem_settings"]
+    }
+    assert settings["nsd_threads.per_queue"]["value"] == value("gpfs_nsd_threads_per_queue")
+    assert settings["nsd_threads.per_queue"]["origin"] == "default: the model parameter gpfs_nsd_threads_per_queue"
+    assert settings["pagepool.client"]["value"] == 32 * 2**30

@@ -267,7 +267,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     """``pfssim show``; a default suite naming a workload that cannot be found is refused, as
     ``run`` and ``validate`` refuse it, rather than listed as if it could run."""
     from sim.benchmarks.suite import default_workloads
-    from sim.report.show import render_summary
+    from sim.report.show import render_summary, show_json
     from sim.topology.build import load_system
     from sim.topology.summary import summarize
 
@@ -275,7 +275,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     default_workloads(system)
     summary = summarize(system)
     if args.json:
-        print(json.dumps(summary.to_json(), indent=2))
+        print(json.dumps(show_json(summary), indent=2))
     else:
         render_summary(summary, _Console(markup=False))  # names are the user's text, not markup
     return EXIT_OK

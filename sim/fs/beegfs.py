@@ -30,6 +30,7 @@ from sim.config.workload import Workload
 from sim.engine.core import Pool, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
+from sim.fs.settings import beegfs_conn_max, beegfs_storage_workers
 from sim.params import value
 
 
@@ -62,14 +63,14 @@ class BeeGFSModel:
         self.workload: Workload = ctx.workload
         self.chunk, self.num_targets = file_stripe(fs, self.workload, len(ctx.system.storage_targets))
         self.chooser = fs.target_chooser
-        self.conn_limit = fs.conn_max_internode.get("client", 12)
-        self.worker_count = fs.workers.get("storage", 12)
+        self.conn_limit = beegfs_conn_max(ctx.system, "client")
         self.server_cpu = value("beegfs_storage_request_cpu_s")
         self.client_cpu = value("beegfs_client_request_cpu_s")
         self.targets = ctx.system.storage_targets
         self.service_of = {t: ctx.system.services_of(t)[0] for t in self.targets}
         self.workers = {
-            t: ctx.platform.pool(f"{t}.workers", self.service_of[t].workers or self.worker_count) for t in self.targets
+            t: ctx.platform.pool(f"{t}.workers", beegfs_storage_workers(ctx.system, self.service_of[t]))
+            for t in self.targets
         }
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], Route] = {}

@@ -53,6 +53,7 @@ from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
 from sim.fs.mdtest import FileHandleSteps, MetadataModelBase
+from sim.fs.settings import beegfs_conn_max, beegfs_meta_workers, beegfs_storage_workers, service_zone
 from sim.params import value
 from sim.topology.model import Service
 
@@ -72,12 +73,9 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.storage_service = {t: system.services_of(t)[0] for t in self.targets}
         pool = ctx.platform.pool
         self._zones: dict[str, str] = {}
-        default_storage = fs.workers.get("storage", 12)  # as the data path: the shipped storage conf
-        self.meta_workers = {
-            s.name: pool(f"{s.name}.workers", s.workers or self._default_meta_workers(fs, s)) for s in self.meta
-        }
+        self.meta_workers = {s.name: pool(f"{s.name}.workers", beegfs_meta_workers(system, s)) for s in self.meta}
         self.storage_workers = {
-            t: pool(f"{t}.workers", self.storage_service[t].workers or default_storage) for t in self.targets
+            t: pool(f"{t}.workers", beegfs_storage_workers(system, self.storage_service[t])) for t in self.targets
         }
         # Messages from other servers arrive on "direct" connections and are queued as direct work,
         # which a regular worker takes when one is idle and the service's one direct worker
@@ -85,13 +83,12 @@ class BeeGFSMetadataModel(MetadataModelBase):
         # of a direct socket on the direct queue). Without it, mkdirs whose workers all wait on each
         # other's MkLocalDirMsg would deadlock, in the model as in a server built without it.
         self.direct_workers = {s.name: pool(f"{s.name}.direct-worker", 1) for s in self.meta}
-        self.conn_limit = fs.conn_max_internode.get("client", 12)
+        self.conn_limit = beegfs_conn_max(system, "client")
         # A metadata service's own connections to each other server (beegfs-meta's
         # connMaxInternodeNum): its chunk-file messages to a storage service and its inode messages
-        # to another metadata service wait for one. 32 when not given, as the shipped
-        # beegfs-meta.conf sets it (the daemon's compiled default, 16, is what a missing key gets,
-        # but every installation has the conf file; research notes 1.7), as the client's 12 is.
-        self.link_limit = fs.conn_max_internode.get("meta", 32)
+        # to another metadata service wait for one (sim.fs.settings: the shipped conf's 32 when
+        # the topology leaves it out).
+        self.link_limit = beegfs_conn_max(system, "meta")
         self.links: dict[tuple[str, str], Pool] = {}
         self.conns: dict[tuple[str, str], Pool] = {}
         self.num_targets = min(fs.num_targets, len(self.targets)) if self.targets else 0
@@ -112,13 +109,6 @@ class BeeGFSMetadataModel(MetadataModelBase):
             tuple[str, str, str], tuple[list[tuple[Station, float]], list[tuple[Station, float]], str]
         ] = {}
 
-    def _default_meta_workers(self, fs: BeeGFSSpec, service: Service) -> int:
-        """``workers.meta`` of the topology, else BeeGFS's own default (tuneNumWorkers = 0): twice
-        the cores of the service's zone, at least 4 (research notes 1.4)."""
-        if "meta" in fs.workers:
-            return fs.workers["meta"]
-        return max(2 * self.ctx.system.zone_cores.get(self._zone(service), 2), 4)
-
     def written_luns(self) -> set[str]:
         """The MDTs, and the storage targets when files get data."""
         luns = {s.targets[0] for s in self.meta}
@@ -131,8 +121,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
     def _zone(self, service: Service) -> str:
         zone = self._zones.get(service.name)
         if zone is None:
-            zone = service.zone or self.ctx.system.zone_of.get(service.hcas[0], service.server)
-            self._zones[service.name] = zone
+            zone = self._zones[service.name] = service_zone(self.ctx.system, service)
         return zone
 
     def _conn(self, client: str, service: Service) -> Pool:

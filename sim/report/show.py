@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 
 from sim.config.units import Dimension, format_decimal_bytes, format_quantity
+from sim.fs.settings import filesystem_settings
 from sim.topology.summary import Summary
+
+
+def show_json(summary: Summary) -> dict[str, Any]:
+    """The ``pfssim show --json`` object: the summary and the file-system settings as the model
+    runs them, each with its origin (the topology, or the default taken)."""
+    settings = [{"key": s.key, "value": s.value, "origin": s.origin} for s in filesystem_settings(summary.system)]
+    return summary.to_json() | {"filesystem_settings": settings}
 
 
 def render_summary(summary: Summary, console: Console) -> None:
@@ -54,8 +64,16 @@ def render_summary(summary: Summary, console: Console) -> None:
     for bound in (summary.read, summary.write):
         bounds.add_row(bound.op, format_quantity(bound.Bps, Dimension.BANDWIDTH), bound.describe())
 
+    settings = Table(title=f"File-system settings ({s.spec.filesystem.kind}, as the model runs them)")
+    settings.add_column("filesystem.")
+    settings.add_column("value", justify="right")
+    settings.add_column("from")
+    for setting in filesystem_settings(s):
+        settings.add_row(setting.key, setting.text, setting.origin)
+    settings.caption = "a workload's own stripe: or gpfs_pagepool_client: replaces these for that workload"
+
     console.print(Panel(head, title="pfssim show", expand=False))
-    console.print(Group(parts, capacity, bounds))
+    console.print(Group(parts, settings, capacity, bounds))
 
 
 def _count(n: float) -> str:

@@ -1,0 +1,144 @@
+"""The file-system settings a system runs with, each with where it comes from.
+
+A topology may leave a setting out; the model then runs with a default, never silently: BeeGFS's
+shipped configuration files (``conn_max_internode``, storage workers), BeeGFS's own rule (metadata
+workers) or a model parameter (GPFS's NSD threads). This module owns those defaults, the BeeGFS
+models read them here, and ``pfssim show`` prints every setting with its origin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sim.config.system import BeeGFSSpec, GpfsSpec
+from sim.config.units import format_bytes
+from sim.params import value
+from sim.topology.model import Service, System
+
+#: ``conn_max_internode`` keys a topology leaves out: the values the shipped ``beegfs-client.conf``
+#: and ``beegfs-meta.conf`` set (research notes 1.7; the meta daemon's compiled default is 16, but
+#: every installation has the conf file).
+BEEGFS_CONN_DEFAULTS = {"client": 12, "meta": 32}
+#: ``workers.storage`` left out: the shipped ``beegfs-storage.conf``'s ``tuneNumWorkers`` (research
+#: notes 1.6).
+BEEGFS_STORAGE_WORKERS_DEFAULT = 12
+
+_CONF = "default: the shipped beegfs-{}.conf"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting as the model runs it: ``key`` as the topology writes it under ``filesystem``,
+    the value in SI (a number, text, or per service where services differ), how people read it,
+    and ``origin``: ``topology``, or the default taken and why."""
+
+    key: str
+    value: object
+    text: str
+    origin: str
+
+
+def service_zone(system: System, service: Service) -> str:
+    """The NUMA zone a service runs in (its own, or its first HCA's), or its server without zones."""
+    return service.zone or system.zone_of.get(service.hcas[0], service.server)
+
+
+def beegfs_meta_workers(system: System, service: Service) -> int:
+    """A metadata service's workers: its own ``workers``, the topology's ``workers.meta``, or
+    BeeGFS's own rule for ``tuneNumWorkers = 0``: twice the cores of the service's zone, at least 4
+    (research notes 1.4)."""
+    fs = system.spec.filesystem
+    assert isinstance(fs, BeeGFSSpec)
+    if service.workers:
+        return service.workers
+    if "meta" in fs.workers:
+        return fs.workers["meta"]
+    return max(2 * system.zone_cores.get(service_zone(system, service), 2), 4)
+
+
+def beegfs_storage_workers(system: System, service: Service) -> int:
+    """A storage target's workers: its service's own ``workers``, the topology's
+    ``workers.storage``, or the shipped conf's 12."""
+    fs = system.spec.filesystem
+    assert isinstance(fs, BeeGFSSpec)
+    return service.workers or fs.workers.get("storage", BEEGFS_STORAGE_WORKERS_DEFAULT)
+
+
+def beegfs_conn_max(system: System, key: Literal["client", "meta"]) -> int:
+    """``conn_max_internode.client`` or ``.meta``, or the shipped conf's value."""
+    fs = system.spec.filesystem
+    assert isinstance(fs, BeeGFSSpec)
+    return fs.conn_max_internode.get(key, BEEGFS_CONN_DEFAULTS[key])
+
+
+def _per_service(key: str, counts: dict[str, int], origin: str) -> Setting:
+    """A count that may differ between services: one value when they agree."""
+    distinct = sorted(set(counts.values()))
+    if len(distinct) == 1:
+        return Setting(key, distinct[0], str(distinct[0]), origin)
+    text = ", ".join(f"{name} {n}" for name, n in counts.items())
+    return Setting(key, dict(counts), text, origin)
+
+
+def _beegfs(system: System, fs: BeeGFSSpec) -> list[Setting]:
+    meta = [s for s in system.services.values() if s.kind == "beegfs-meta" and s.targets]
+    storage = [s for s in system.services.values() if s.kind == "beegfs-storage"]
+    settings = [
+        Setting("chunk_size", fs.chunk_size, format_bytes(fs.chunk_size), "topology"),
+        Setting("num_targets", fs.num_targets, str(fs.num_targets), "topology"),
+        Setting("target_chooser", fs.target_chooser, fs.target_chooser, "topology"),
+    ]
+    if storage:
+        own = any(s.workers for s in storage)
+        origin = "topology" if "storage" in fs.workers or own else _CONF.format("storage")
+        if own and "storage" not in fs.workers:
+            origin = f"topology (some services), else {_CONF.format('storage')}"
+        settings.append(
+            _per_service("workers.storage", {s.name: beegfs_storage_workers(system, s) for s in storage}, origin)
+        )
+    if meta:
+        given = "meta" in fs.workers or all(s.workers for s in meta)
+        origin = "topology" if given else "default: BeeGFS's tuneNumWorkers = 0, twice the zone's cores, at least 4"
+        settings.append(_per_service("workers.meta", {s.name: beegfs_meta_workers(system, s) for s in meta}, origin))
+    for key in ("client", "meta"):
+        n = beegfs_conn_max(system, key)
+        origin = "topology" if key in fs.conn_max_internode else _CONF.format(key)
+        settings.append(Setting(f"conn_max_internode.{key}", n, str(n), origin))
+    return settings
+
+
+def _gpfs(fs: GpfsSpec) -> list[Setting]:
+    settings = [
+        Setting("block_size", fs.block_size, format_bytes(fs.block_size), "topology"),
+        Setting("subblocks_per_block", fs.subblocks_per_block, str(fs.subblocks_per_block), "topology"),
+        Setting("allocation", fs.allocation, fs.allocation, "topology"),
+        Setting("inode_size", fs.inode_size, format_bytes(fs.inode_size), "topology"),
+        Setting("data_replicas", fs.data_replicas, str(fs.data_replicas), "topology"),
+        Setting("metadata_replicas", fs.metadata_replicas, str(fs.metadata_replicas), "topology"),
+        Setting("pagepool.client", fs.pagepool.client, format_bytes(fs.pagepool.client), "topology"),
+        Setting(
+            "pagepool.server",
+            fs.pagepool.server,
+            format_bytes(fs.pagepool.server),
+            "topology (checked against memory, not modelled)",
+        ),
+    ]
+    for key, field, parameter in (
+        ("nsd_threads.max_worker", "max_worker", "gpfs_nsd_threads"),
+        ("nsd_threads.per_queue", "per_queue", "gpfs_nsd_threads_per_queue"),
+    ):
+        if fs.nsd_threads is not None:
+            n, origin = getattr(fs.nsd_threads, field), "topology"
+        else:
+            n, origin = int(value(parameter)), f"default: the model parameter {parameter}"
+        settings.append(Setting(key, n, str(n), origin))
+    return settings
+
+
+def filesystem_settings(system: System) -> list[Setting]:
+    """Every setting of the system's file system the model uses, with its origin."""
+    fs = system.spec.filesystem
+    if isinstance(fs, BeeGFSSpec):
+        return _beegfs(system, fs)
+    return _gpfs(fs)
