@@ -80,14 +80,15 @@ def run_cli(*args: str) -> CliResult:
 
 @pytest.fixture
 def bad_topology(tmp_path: Path):
-    """Write a variant of the EDR topology (with its own copy of the catalogue) and return its path."""
+    """Write a variant of the EDR topology, or with ``of=`` another shipped one (with its own copy of
+    the catalogue), and return its path."""
     import shutil
 
     shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    base = (ROOT / "topologies" / "beegfs-edr-2019.yaml").read_text()
 
-    def make(old: str, new: str, name: str = "bad.yaml") -> Path:
-        assert old in base, f"test fixture out of date: {old!r} not in the EDR topology"
+    def make(old: str, new: str, name: str = "bad.yaml", of: str = "beegfs-edr-2019") -> Path:
+        base = (ROOT / "topologies" / f"{of}.yaml").read_text()
+        assert old in base, f"test fixture out of date: {old!r} not in {of}"
         path = tmp_path / name
         path.write_text(base.replace(old, new, 1))
         return path

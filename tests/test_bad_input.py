@@ -992,19 +992,11 @@ def test_names_are_text_not_markup(bad_topology) -> None:  # noqa: ANN001 - the 
     assert ran.code == 0 and "[/x] [red]edr" in ran.stdout
 
 
-def test_an_override_of_a_field_no_model_reads_is_refused(tmp_path) -> None:  # noqa: ANN001 - a pytest path
+def test_an_override_of_a_field_no_model_reads_is_refused(bad_topology) -> None:  # noqa: ANN001 - the fixture
     # An ME4084's expansion ports are recorded from its datasheet, but nothing is modelled from
     # them: overriding them would be silently meaningless.
-    import shutil
-
-    from tests.conftest import ROOT
-
-    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    text = (ROOT / "topologies" / "pixstor-large.yaml").read_text()
     old = "    part: powervault-me4084\n"
-    assert old in text
-    path = tmp_path / "pixstor.yaml"
-    path.write_text(text.replace(old, old + "    overrides: {expansion_ports_per_controller: 2}\n", 1))
+    path = bad_topology(old, old + "    overrides: {expansion_ports_per_controller: 2}\n", of="pixstor-large")
     result = run_cli("validate", str(path))
     assert result.code == 2
     (line,) = [x for x in (result.stdout + result.stderr).splitlines() if "expansion_ports_per_controller" in x]
@@ -1098,3 +1090,17 @@ def test_a_topology_draft_of_servers_and_enclosures_is_not_taken_for_a_catalogue
     result = run_cli("validate", str(path))
     assert result.code == 2 and "parts catalogue" not in result.stdout
     assert "missing required key 'name'" in result.stdout, result.stdout
+
+
+def test_an_override_of_an_hdd_figure_its_model_derives_is_refused(bad_topology) -> None:  # noqa: ANN001
+    # An HDD's random IOPS and latency come from its seek curve, rotation and queueing: an override
+    # of the datasheet's IOPS was accepted and changed nothing (an architect's audit, session 24).
+    old = "part: nl-sas-12tb-7200, count: 84"
+    new = old + ", overrides: {rand_write_iops: 50 IOPS, seq_write: 200 MB/s}"
+    result = run_cli("validate", str(bad_topology(old, new, of="beegfs-high-capacity")))
+    assert result.code == 2
+    lines = [x for x in result.stdout.splitlines() if "overrides" in x]
+    assert len(lines) == 1, lines  # seq_write is modelled and accepted
+    said = ".overrides.rand_write_iops: rand_write_iops is recorded from the datasheet, but an HDD's random IOPS"
+    assert said in lines[0]
+    assert "override avg_seek or rpm instead" in lines[0]

@@ -700,3 +700,23 @@ def test_an_hdd_behind_a_slow_switch_ends_when_the_switch_is_done() -> None:
     done = drive.io("read", 0, 2**20)
     env.run(until=done)
     assert env.now == pytest.approx(2**20 / 1e8)
+
+
+@pytest.mark.parametrize("slow", ["read", "write"])
+def test_an_hdd_reads_and_writes_at_its_own_rate_for_each(slow: str) -> None:
+    # A topology may override one direction's outer-zone rate: only that direction slows. Until
+    # session 24 both ran at the lower of the two, so a slower write rate slowed reads too.
+    part = HDD.model_copy(update={f"seq_{slow}": 150e6})
+    times = {}
+    for op in ("read", "write"):
+        env = simpy.Environment()
+        drive = HddDrive(env, "hdd", part, Stream(1, "hdd"))
+        size = 2**20
+        env.run(until=drive.io(op, 0.0, size))
+        before = drive.engine.work
+        env.run(until=drive.io(op, float(size), size))  # continues where the head is: no positioning
+        times[op] = drive.engine.work - before
+        rate = 150e6 if op == slow else HDD.seq_read
+        inner = part.inner_seq_rate
+        assert times[op] == pytest.approx(size / (rate - (rate - inner) * size / part.capacity), rel=1e-12)
+    assert times[slow] > times["write" if slow == "read" else "read"]

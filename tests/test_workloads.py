@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sim.benchmarks.cmdline import command_mismatches, parse_command
 from sim.benchmarks.workloads import find_workload, is_workload_file, load_workload, workload_dir
 from sim.config.units import Dimension, parse_quantity
-from sim.config.workload import size_text, workload_file
+from sim.config.workload import StripeOverride, size_text, workload_file
 from sim.errors import WorkloadError
 from tests.conftest import ROOT, run_cli
 
@@ -461,6 +461,42 @@ def test_files_larger_than_the_file_system_are_refused() -> None:
     pixstor.spec = replicated
     assert data_bytes(pixstor, workload, 8) == 8 * 32 * 2**30
     assert capacity(pixstor).usable_B == single / 2 > data_bytes(pixstor, workload, 512)
+
+
+def test_beegfs_files_that_fit_the_file_system_but_not_their_targets_are_refused() -> None:
+    """A BeeGFS file is k chunk files of 1/k of it on k distinct targets: beegfs-hdr100 holds 418 TB
+    over 33 targets of 12.67 TB, so one 50,000 GiB file on a stripe of 3 (17.9 TB a target) cannot
+    be written, nor 30 stripe-1 files of 12 TiB (13.2 TB each, 396 TB in all), while 33 of 11 TiB
+    (12.1 TB each) fit, one a target."""
+    from sim.benchmarks.runnable import check_runnable
+    from sim.errors import PfssimError
+    from sim.topology.build import load_system
+
+    hdr = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    result = run_cli(
+        "run", str(ROOT / "topologies" / "beegfs-hdr100.yaml"), "--cmd", "iozone -i 0 -r 1m -I -e -s 50000g -t 1"
+    )
+    assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    assert result.stderr.startswith(
+        "--cmd -s: at 1 thread its file puts 17.9 TB on each of 3 targets (its stripe), and the 33 targets of "
+        "beegfs-hdr100 (12.67 TB usable at most) have room for 0 of those 3 chunk files: BeeGFS would fail"
+    )
+    check_runnable(hdr, parse_command("iozone -i 0 -r 1m -I -e -s 12000g -t 1"))  # 4.3 TB a target
+    one_target = parse_command("iozone -i 0 -r 1m -I -e -s 12288g -t 30").model_copy(
+        update={"stripe": StripeOverride(num_targets=1)}
+    )
+    with pytest.raises(PfssimError, match="each of its 30 files puts 13.19 TB on each of 1 target .* room for 0"):
+        check_runnable(hdr, one_target)
+    # 11 TiB (12.09 TB) stripe-1 files: each target holds one, so 33 fit and 34 do not (414 TB and
+    # 423 TB in all: the second is over the total too, which is reported first).
+    eleven = parse_command("iozone -i 0 -r 1m -I -e -s 11264g -t 33").model_copy(
+        update={"stripe": StripeOverride(num_targets=1)}
+    )
+    check_runnable(hdr, eleven)
+    # The shared file of IOR N-1 is one file over its stripe: 3 targets of 12.67 TB hold 38 TB of it.
+    shared = parse_command("mpirun -np 4 ior -w -e -B -t 1m -b 10240g -o /mnt/f")  # 44 TB on 3 targets
+    with pytest.raises(PfssimError, match="at 4 threads its file puts 14.66 TB on each of 3 targets"):
+        check_runnable(hdr, shared)
 
 
 def test_every_refusal_comes_before_any_simulation(tmp_path: Path, monkeypatch) -> None:

@@ -15,6 +15,7 @@ from sim.config.system import BeeGFSSpec, GpfsSpec
 from sim.config.units import format_bytes
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, at_threads
 from sim.errors import PfssimError, Problem, WorkloadError
+from sim.fs.beegfs import file_stripe
 from sim.params import value
 from sim.topology.capacity import capacity
 from sim.topology.model import System
@@ -209,6 +210,44 @@ def _smaller(workload: AnyWorkload) -> str:
     return "lower the aggregate size (or its max_file_size)"
 
 
+def _tb(size: float) -> str:
+    """A large size in a message, as the capacity refusals give it (pfssim show's unit)."""
+    return f"{size / 1e12:.4g} TB"
+
+
+def _check_target_room(system: System, fs: BeeGFSSpec, workload: Workload) -> None:
+    """A BeeGFS file is k chunk files of about 1/k of it each, on k distinct targets of its stripe,
+    so a total that fits the file system can still not fit its targets: one file on a stripe of
+    one target larger than the target, or many files on few targets. Refused when no placement of
+    all the chunk files fits (a target holds at most one chunk file of each file, and as many as
+    its usable space takes): BeeGFS would fail with no space left (ENOSPC) wherever its chooser
+    put them."""
+    targets = system.storage_targets
+    _, k = file_stripe(fs, workload, len(targets))
+    efficiency = fs.capacity_efficiency.value
+    room = [system.groups[t].usable_B * efficiency for t in targets]
+    shared = workload.benchmark.endswith("_n1")
+    for threads in workload.threads:
+        files = 1 if shared else threads
+        piece = data_bytes(system, workload, threads) / files / k
+        holds = sum(min(math.floor(r / piece), files) for r in room)
+        if holds >= files * k:
+            continue
+        count = "its file" if files == 1 else f"each of its {files} files"
+        raise WorkloadError(
+            [
+                workload.problem(
+                    _size_key(workload),
+                    f"at {threads} thread{'s' if threads != 1 else ''} {count} puts {_tb(piece)} on "
+                    f"each of {k} target{'s' if k != 1 else ''} (its stripe), and the {len(targets)} targets of "
+                    f"{system.name} ({_tb(max(room))} usable at most) have room for {holds} of "
+                    f"those {files * k} chunk files: BeeGFS would fail with no space left (ENOSPC) although the "
+                    f"file system holds the total; {_smaller(workload)}, or stripe the files over more targets",
+                )
+            ]
+        )
+
+
 def check_runnable(system: System, workload: AnyWorkload) -> None:
     """Refuse, before anything is simulated, a workload the system cannot run."""
     if not system.storage_targets and not isinstance(workload, MdtestWorkload):
@@ -240,6 +279,8 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                     )
                 ]
             )
+        if isinstance(fs, BeeGFSSpec) and isinstance(workload, Workload):
+            _check_target_room(system, fs, workload)
     if workload.per_node is not None and system.clients:
         clients = len(system.clients)
         over = [t for t in workload.threads if t > workload.per_node * clients]

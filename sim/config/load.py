@@ -220,18 +220,10 @@ class Catalogue:
             raise ConfigError([smap.problem(where, unknown_part_message(kind, name, self.names(kind)))])
         if not overrides:
             return entry.part
-        documentary = sorted(set(overrides) & PART_KINDS[kind].DOCUMENTARY)
+        unused = entry.part.documentary()
+        documentary = sorted(set(overrides) & unused.keys())
         if documentary:
-            raise ConfigError(
-                [
-                    smap.problem(
-                        (*path, "overrides", key),
-                        f"{key} is recorded from the datasheet but no model reads it, so overriding it "
-                        "would change nothing; drop the override",
-                    )
-                    for key in documentary
-                ]
-            )
+            raise ConfigError([smap.problem((*path, "overrides", key), f"{key} {unused[key]}") for key in documentary])
         merged = merge_fields(entry.raw, overrides)
         part = validate_model(PART_KINDS[kind], merged, smap, (*path, "overrides"))
         # An override may name another part (a bus, a link): it must exist, as in the catalogue.

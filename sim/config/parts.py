@@ -41,6 +41,14 @@ class Part(Model):
     sources: dict[str, Text] = {}
     notes: str | None = None
 
+    def documentary(self) -> dict[str, str]:
+        """The fields of this part no model reads, each with why (what an override of it is told)."""
+        return {
+            field: "is recorded from the datasheet but no model reads it, so overriding it would change nothing; "
+            "drop the override"
+            for field in self.DOCUMENTARY
+        }
+
     @model_validator(mode="after")
     def _sources_name_fields(self) -> Part:
         unknown = sorted(set(self.sources) - set(type(self).model_fields))
@@ -72,6 +80,21 @@ class Bus(Part):
 
 class Drive(Part):
     """A drive's datasheet figures. ``seq_*`` are outer-zone maxima for HDDs."""
+
+    DOCUMENTARY: ClassVar[frozenset[str]] = frozenset({"parallelism"})
+    #: What the HDD model derives instead of reading: every access from seek, rotation and queueing.
+    HDD_DERIVED: ClassVar[tuple[str, ...]] = ("rand_read_iops", "rand_write_iops", "read_latency", "write_latency")
+
+    def documentary(self) -> dict[str, str]:
+        unused = super().documentary()
+        if self.kind == "nl_sas_hdd":
+            for field in self.HDD_DERIVED:
+                unused[field] = (
+                    "is recorded from the datasheet, but an HDD's random IOPS and access times come from its "
+                    "seek curve, rotation and command queueing, so overriding it would change nothing; override "
+                    "avg_seek or rpm instead"
+                )
+        return unused
 
     kind: Literal["nvme", "sas_ssd", "nl_sas_hdd"]
     capacity: Size

@@ -20,7 +20,8 @@ drive picks the one with the shortest access time (seek by distance, then rotati
 sector's angle: a fixed pseudo-random function of the sector, plus the drive's own spindle phase,
 see ``_sector_angle``). Seek time is t0 + b sqrt(d) over the stroke fraction d, with b chosen so that the
 mean over random distances is the datasheet average seek. Transfer rate falls linearly from the
-outer-zone rate (address 0) to the inner-zone rate. A command that starts where the previous one
+outer-zone rate of the command's direction (seq_read or seq_write, at address 0) to the one inner-zone
+rate the datasheet gives. A command that starts where the previous one
 ended pays no positioning. The drive sees the oldest ``hdd_ncq_depth`` commands (the rest wait in
 arrival order); they are kept sorted by stroke position so that the search can start at the head
 and stop as soon as the seek alone to the next nearest command exceeds the best access time found
@@ -46,6 +47,9 @@ from sim.engine.rng import Stream
 from sim.params import value
 
 _MEAN_SQRT_DISTANCE = 8.0 / 15.0  # E[sqrt|U1 - U2|] for independent uniforms
+
+#: A queued HDD command: (arrival number, its event, offset, size, outer-zone rate of its direction).
+Command = tuple[int, Event, float, float, float]
 
 #: Per direction ("read", "write"), the shared stations (with seconds per byte) that every I/O of a
 #: drive crosses between the drive and the server's memory.
@@ -143,18 +147,20 @@ class HddDrive:
         self.revolution = 1.0 / part.rpm
         self.t0 = value("hdd_track_to_track_seek_s")
         self.seek_b = (part.avg_seek - self.t0) / _MEAN_SQRT_DISTANCE
-        self.outer = min(part.seq_read, part.seq_write)
+        # Outer-zone media rate of each direction; the datasheet's one inner-zone rate ends both.
+        self.outer = {"read": part.seq_read, "write": part.seq_write}
         self.inner = part.inner_seq_rate
         self.depth = int(value("hdd_ncq_depth"))
         # Spindles are not synchronised: each drive's platters turn with a phase of their own.
         self.phase = stream.uniform()
         # Commands the drive sees, sorted by (stroke position, arrival), in three parallel sequences:
-        # positions and sector angles (what the scan reads) and (arrival, done, offset, size).
+        # positions and sector angles (what the scan reads) and (arrival, done, offset, size, outer-
+        # zone rate of the command's direction).
         self.positions = array("d")
         self.angles = array("d")
-        self.commands: list[tuple[int, Event, float, float]] = []
+        self.commands: list[Command] = []
         # Beyond the NCQ depth, in arrival order: (position, angle, command).
-        self.waiting: deque[tuple[float, float, tuple[int, Event, float, float]]] = deque()
+        self.waiting: deque[tuple[float, float, Command]] = deque()
         self.ops = 0
         self.busy = False
         self.head = 0.0  # stroke position 0 (outer) .. 1 (inner)
@@ -173,9 +179,11 @@ class HddDrive:
         """Seek time over a fraction of the stroke."""
         return 0.0 if distance <= 0 else self.t0 + self.seek_b * math.sqrt(distance)
 
-    def rate_at(self, position: float) -> float:
-        """Media rate at a stroke position (zoned recording)."""
-        return self.outer - (self.outer - self.inner) * position
+    def rate_at(self, position: float, op: str = "read") -> float:
+        """Media rate of ``op`` at a stroke position (zoned recording): from the direction's outer-
+        zone rate at address 0 down to the inner-zone rate."""
+        outer = self.outer[op]
+        return outer - (outer - self.inner) * position
 
     def io(self, op: str, offset: float, size: float) -> Event:
         """Queue a command; it is served in shortest-access-time order."""
@@ -189,7 +197,7 @@ class HddDrive:
         elif position > 1.0:
             position = 1.0
         angle = (_sector_angle(int(offset) >> 12) + self.phase) % 1.0
-        command = (self.ops, done, offset, size)
+        command = (self.ops, done, offset, size, self.outer[op])
         if len(self.commands) < self.depth:
             self._admit(position, angle, command)
         else:
@@ -203,7 +211,7 @@ class HddDrive:
                 return join(self.env, [done, self.env.timeout(hops_end - now)])
         return done
 
-    def _admit(self, position: float, angle: float, command: tuple[int, Event, float, float]) -> None:
+    def _admit(self, position: float, angle: float, command: Command) -> None:
         """Make a command visible to the drive, in (position, arrival) order.
 
         Commands wait beyond the NCQ depth only while the drive's queue is full, so an admitted
@@ -270,10 +278,10 @@ class HddDrive:
                 best_index, best_time = index, access
         position = positions.pop(best_index)
         del angles[best_index]
-        _arrival, done, offset, size = commands.pop(best_index)
+        _arrival, done, offset, size, outer = commands.pop(best_index)
         if self.waiting:
             self._admit(*self.waiting.popleft())
-        service = best_time + size / (self.outer - (self.outer - self.inner) * position)
+        service = best_time + size / (outer - (outer - self.inner) * position)
         head = position + size / self.capacity
         self.head = 1.0 if head > 1.0 else head  # min(head, 1.0), without the call
         self.next_offset = offset + size
