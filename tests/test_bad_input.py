@@ -1104,3 +1104,16 @@ def test_an_override_of_an_hdd_figure_its_model_derives_is_refused(bad_topology)
     said = ".overrides.rand_write_iops: rand_write_iops is recorded from the datasheet, but an HDD's random IOPS"
     assert said in lines[0]
     assert "override avg_seek or rpm instead" in lines[0]
+
+
+def test_a_templates_mistake_is_given_once_for_all_its_servers(bad_topology) -> None:  # noqa: ANN001
+    # The message names a server (storage1 ... storage5 are built from the template), so the lines
+    # differed and each was printed (an architect's audit, session 24).
+    old = "          - {kind: beegfs-storage}\n"
+    path = bad_topology(old, "          - {kind: beegfs-storage, interfaces: [numa0.hca1]}\n", of="beegfs-hdr100")
+    result = run_cli("validate", str(path))
+    assert result.code == 2
+    lines = [x for x in result.stdout.splitlines() if "numa0.hca1" in x]
+    assert len(lines) == 1, lines
+    assert "interfaces[0]: server 'storage1' has no HCA 'numa0.hca1'" in lines[0]
+    assert lines[0].endswith("(and the same for 4 more servers built from this template)")

@@ -343,7 +343,7 @@ def test_files_beyond_the_metadata_capacity_are_refused() -> None:
     with pytest.raises(WorkloadError) as info:
         check_runnable(system, parse_command("mpirun -np 2 mdtest -F -u -n 2900000000 -d /x"))
     (problem,) = info.value.problems
-    assert problem.path == "items" and "5.8e+09 metadata entries" in problem.message
+    assert problem.path == "items" and "5,800,000,008 metadata entries" in problem.message
     result = run_cli(
         "run",
         str(ROOT / "topologies" / "beegfs-hdr100.yaml"),

@@ -11,6 +11,7 @@ from rich.console import Console
 from sim.benchmarks.cmdline import parse_command
 from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult
 from sim.benchmarks.result import RunResult
+from sim.config.workload import StripeOverride
 from sim.report.run import bottleneck_text, break_at_dots, format_value, render_run
 from sim.topology.build import load_system
 from tests.conftest import ROOT
@@ -153,6 +154,19 @@ def test_a_workloads_own_striping_over_the_topologys_is_said() -> None:
     ) in text
     assert "num_targets" not in text
     assert "runs with its own" not in _render([_point(IOR, "write", 4, 2.0e9, "B/s")], [IOR])
+
+
+def test_a_stripe_wider_than_the_system_says_how_many_targets_it_gets() -> None:
+    # BeeGFS gives a file the targets there are: a stripe of 32 on tiny's targets uses them all
+    # (an architect's audit: "num_targets 32 (the topology's 3)" on a system of 21 targets).
+    seq = parse_command("iozone -i 0 -r 1m -I -e -s 1g -t 2").model_copy(
+        update={"stripe": StripeOverride(num_targets=32)}
+    )
+    targets = len(load_system(ROOT / "tests" / "data" / "tiny.yaml").storage_targets)
+    assert targets < 32
+    text = " ".join(_render([_point(seq, "write", 2, 5.5e9, "B/s")], [seq]).split())
+    assert targets == 1
+    assert "num_targets 32, 1 used: tiny has 1 target (the topology's 1)" in text
 
 
 def test_a_zero_width_interval_is_explained() -> None:

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 
 from sim.config.system import BeeGFSSpec, GpfsSpec
-from sim.config.units import format_bytes
+from sim.config.units import format_bytes, format_decimal_bytes
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, at_threads
 from sim.errors import PfssimError, Problem, WorkloadError
 from sim.fs.beegfs import file_stripe
@@ -174,8 +174,8 @@ def _check_metadata_room(system: System, workload: MdtestWorkload) -> None:
                 workload.problem(
                     key,
                     f"{at_threads([threads])} the files and directories of {workload.name} need "
-                    f"{needed(threads):.4g} metadata entries (a directory counts as {per_dir}), more than the "
-                    f"{room:.4g} {system.name} holds ({bound}); "
+                    f"{needed(threads):,.0f} metadata entries (a directory counts as {per_dir}), more than the "
+                    f"{room:,.0f} {system.name} holds ({bound}); "
                     "lower the files per task or directory, or the thread counts",
                 )
             ]
@@ -212,7 +212,7 @@ def _smaller(workload: AnyWorkload) -> str:
 
 def _tb(size: float) -> str:
     """A large size in a message, as the capacity refusals give it (pfssim show's unit)."""
-    return f"{size / 1e12:.4g} TB"
+    return format_decimal_bytes(size, 4)
 
 
 def _check_target_room(system: System, fs: BeeGFSSpec, workload: Workload) -> None:
@@ -274,7 +274,7 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                     workload.problem(
                         _size_key(workload),
                         f"at {threads} thread{'s' if threads != 1 else ''} the files of {workload.name} need "
-                        f"{needed / 1e12:.4g} TB, more than the {usable / 1e12:.4g} TB {system.name} holds "
+                        f"{_tb(needed)}, more than the {_tb(usable)} {system.name} holds "
                         f"(usable capacity, as pfssim show reports it); {_smaller(workload)}",
                     )
                 ]

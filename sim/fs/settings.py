@@ -86,7 +86,14 @@ def _beegfs(system: System, fs: BeeGFSSpec) -> list[Setting]:
     storage = [s for s in system.services.values() if s.kind == "beegfs-storage"]
     settings = [
         Setting("chunk_size", fs.chunk_size, format_bytes(fs.chunk_size), "topology"),
-        Setting("num_targets", fs.num_targets, str(fs.num_targets), "topology"),
+        Setting(
+            "num_targets",
+            fs.num_targets,
+            str(fs.num_targets),
+            "topology"
+            if fs.num_targets <= len(system.storage_targets)
+            else f"topology; a file gets the {len(system.storage_targets)} targets there are",
+        ),
         Setting("target_chooser", fs.target_chooser, fs.target_chooser, "topology"),
     ]
     if storage:

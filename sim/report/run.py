@@ -79,7 +79,11 @@ def workload_settings(system: System, workload: AnyWorkload) -> list[str]:
     if isinstance(fs, BeeGFSSpec) and workload.stripe is not None:
         count, chunk = workload.stripe.num_targets, workload.stripe.chunk_size
         if count is not None and count != fs.num_targets:
-            said.append(f"num_targets {count} (the topology's {fs.num_targets})")
+            targets = len(system.storage_targets)
+            # BeeGFS gives a file fewer targets than asked when the pool has fewer.
+            plural = "s" if targets != 1 else ""
+            used = f", {targets} used: {system.name} has {targets} target{plural}" if count > targets else ""
+            said.append(f"num_targets {count}{used} (the topology's {fs.num_targets})")
         if chunk is not None and chunk != fs.chunk_size:
             said.append(f"chunk_size {format_bytes(chunk)} (the topology's {format_bytes(fs.chunk_size)})")
     if isinstance(fs, GpfsSpec) and workload.gpfs_pagepool_client not in (None, fs.pagepool.client):

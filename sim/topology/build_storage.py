@@ -230,9 +230,19 @@ class StorageSteps(BuilderBase):
                             if "enclosures" in gpath
                             else "the zone's drives (its own drives: and its PCIe switches') number"
                         )
+                        dealt = ""
+                        if raid.interleave > 1:
+                            # The slots an interleave leaves between its groups count too.
+                            blocks = -(-raid.count // raid.interleave)
+                            dealt = (
+                                f"; interleave {raid.interleave} deals blocks of {raid.interleave} x {raid.members} "
+                                f"slots, so {raid.count} groups span {blocks} block{'s' if blocks > 1 else ''} "
+                                f"and slots up to {needed - 1}"
+                            )
                         message = (
                             f"the RAID groups take {needed} drives up to this entry ({raid.count} x "
-                            f"{raid.members} members here, dealt after those listed before it), but {holder} {have}"
+                            f"{raid.members} members here, dealt after those listed before it{dealt}), but "
+                            f"{holder} {have}"
                         )
                     self.problem(gpath, message)
                     break

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.config.system import BeeGFSSpec, GpfsSpec
+from sim.config.units import format_decimal_bytes
 from sim.params import value
 from sim.topology.model import System
 
@@ -50,12 +51,12 @@ def _metadata_files(system: System) -> tuple[float, str]:
         targets = [t for s in system.services.values() if s.kind == "beegfs-meta" for t in s.targets]
         space = sum(system.groups[t].usable_B for t in targets)
         per_file = value("beegfs_mdt_bytes_per_file")
-        return space / per_file, f"{space / 1e12:.3g} TB of metadata targets at {per_file:.0f} B per file"
+        return space / per_file, f"{format_decimal_bytes(space, 3)} of metadata targets at {per_file:.0f} B per file"
     assert isinstance(fs, GpfsSpec)
     nsds = system.metadata_targets or system.storage_targets
     space = sum(system.groups[t].usable_B for t in nsds)
     replicas = fs.metadata_replicas
     return space / (fs.inode_size * replicas), (
-        f"{space / 1e12:.3g} TB of metadata NSDs in {fs.inode_size:.0f} B inodes x {replicas} "
+        f"{format_decimal_bytes(space, 3)} of metadata NSDs in {fs.inode_size:.0f} B inodes x {replicas} "
         f"cop{'ies' if replicas > 1 else 'y'}"
     )
