@@ -11,6 +11,7 @@ from sim.benchmarks.cmdline import (
     IOZONE_NO_EFFECT_WITH_VALUE,
     LAUNCHER_NO_EFFECT,
     LAUNCHER_NO_EFFECT_WITH_VALUE,
+    command_mismatches,
     parse_command,
 )
 from sim.errors import WorkloadError
@@ -267,3 +268,23 @@ def test_ior_segments_of_a_shared_file() -> None:
     assert parse_command("mpirun -np 8 ior -w -t 1m -b 1m -s 1").segments == 1
     per_task = parse_command("mpirun -np 8 ior -w -F -t 1m -b 1m -s 4")
     assert (per_task.segments, per_task.file_size) == (4, 4 * MiB)
+
+
+def test_ior_reorder_tasks_is_read_and_checked_against_a_recorded_command() -> None:
+    # -C: each task reads back another node's data, which decides whether GPFS reads hit the
+    # client's pagepool; it was a no-effect flag until session 24.
+    assert parse_command("mpirun -np 2 ior -w -r -C -t 1m -b 1g").reorder_tasks
+    assert not parse_command("mpirun -np 2 ior -w -r -t 1m -b 1g").reorder_tasks
+    recorded = parse_command("mpirun -np 2 ior -w -r -t 1m -b 1g").model_copy(
+        update={"command": "mpirun -np $n ior -w -r -C -t 1m -b 1g", "threads": [2]}
+    )
+    assert "gives reorder_tasks yes, the workload no" in " ".join(command_mismatches(recorded))
+
+
+def test_a_mapping_the_command_does_not_give_is_said_so() -> None:
+    # It read "the workload None".
+    placed = parse_command("mpirun -npernode 2 -np 4 ior -w -t 1m -b 1g")
+    unplaced = placed.model_copy(update={"command": "mpirun -np $n ior -w -t 1m -b 1g", "threads": [4]})
+    said = " ".join(command_mismatches(unplaced))
+    assert "None" not in said and "the command gives per_node" not in said
+    assert "the command gives no per_node, the workload 2" in said

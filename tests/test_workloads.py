@@ -522,7 +522,7 @@ def test_every_refusal_comes_before_any_simulation(tmp_path: Path, monkeypatch) 
     lines = result.stderr.splitlines()
     line = next(n for n, row in enumerate(huge.read_text().splitlines(), 1) if row.startswith("aggregate_size:"))
     assert any(
-        row.startswith(f"{huge}:{line} aggregate_size: at 1 thread the files of huge need 8000 TB") for row in lines
+        row.startswith(f"{huge}:{line} aggregate_size: at 1 thread the files of huge need 8 PB") for row in lines
     )
     assert any(row.startswith("--cmd -I: buffered calls of 4 KiB") for row in lines)
 
@@ -583,7 +583,8 @@ def test_unflushed_gpfs_writes_with_a_large_untimed_tail_are_refused() -> None:
     assert "each task's blocks (-b x -s) fit in its stream's share" in info.value.problems[0].message
     check_runnable(gpfs, parse_command("iozone -i 0 -c -e -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # -e: flushes timed
     check_runnable(gpfs, parse_command("iozone -i 0 -c -I -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # O_DIRECT
-    check_runnable(gpfs, parse_command("iozone -i 1 -c -w -r 16m -s 8g -t 64 -+n -+m hosts"))  # reads write nothing
+    # Reads write nothing (of files larger than the share: smaller ones are read from the pagepool).
+    check_runnable(gpfs, parse_command("iozone -i 1 -c -w -r 16m -s 9g -t 64 -+n -+m hosts"))
     # Without -+m IOzone forks all 64 threads on one node: 64 streams share its pagepool, 0.5 GiB each.
     check_runnable(gpfs, parse_command("iozone -i 0 -c -w -r 16m -s 25g -t 64 -+n"))
     with pytest.raises(WorkloadError):
@@ -733,3 +734,58 @@ def test_a_workload_written_as_a_file_reads_back_as_the_same_workload(workload, 
 def test_a_size_written_for_a_file_reads_back_exactly(size: float) -> None:
     text = size_text(size)
     assert parse_quantity(text, Dimension.SIZE) == size, text
+
+
+def test_gpfs_reads_of_files_held_in_the_pagepool_are_refused() -> None:
+    """A file that fits in its stream's share of the client pagepool is read from memory after the
+    benchmark wrote it (pixstor-large: 32 GiB pagepools): 4 KiB random reads ran at 2.4M IOPS from
+    one thread and 4 GiB sequential reads at the drives' rate. IOR's -C reads another node's data."""
+    from sim.benchmarks.runnable import check_runnable
+    from sim.errors import PfssimError
+    from sim.topology.build import load_system
+
+    pixstor = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    with pytest.raises(PfssimError, match=r"at 1 thread each file fits in its stream's share of the 32 GiB client"):
+        check_runnable(pixstor, parse_command("iozone -i 2 -e -r 4k -s 20g -t 1"))
+    with pytest.raises(PfssimError, match=r"each task's blocks \(-b x -s\) fit .* O_DIRECT \(-B\), or -C"):
+        check_runnable(pixstor, parse_command("mpirun -np 8 --map-by node ior -w -r -e -t 16m -b 16g -o /f"))
+    check_runnable(pixstor, parse_command("mpirun -np 8 --map-by node ior -w -r -e -C -t 16m -b 16g -o /f"))
+    check_runnable(pixstor, parse_command("iozone -i 2 -e -I -r 4k -s 20g -t 1"))  # O_DIRECT
+    check_runnable(pixstor, parse_command("iozone -i 2 -e -r 4k -s 40g -t 1"))  # larger than the share
+    check_runnable(pixstor, parse_command("iozone -i 0 -e -r 16m -s 4g -t 8 -+n -+m h"))  # writes only
+    with pytest.raises(PfssimError, match="at 8 threads each file fits"):
+        check_runnable(pixstor, parse_command("iozone -i 0 -i 1 -e -r 16m -s 4g -t 8 -+n -+m h"))
+    from sim.benchmarks.suite import default_workloads
+
+    for workload in default_workloads(pixstor):
+        check_runnable(pixstor, workload)  # the documents' files are twice the pagepool
+
+
+@pytest.mark.parametrize(
+    ("record", "accepted"), [("1 MB", False), ("1000 B", False), ("4 KiB", True), ("1536 B", True)]
+)
+def test_direct_io_calls_are_whole_sectors(tmp_path: Path, record: str, accepted: bool) -> None:
+    # O_DIRECT needs 512-byte multiples (else EINVAL); "1 MB" meant as MiB ran 36% slower, unsaid.
+    text = (workload_dir() / "beegfs-hp-iozone-seq.yaml").read_text()
+    text = text.replace("record_size: 1 MiB", f"record_size: {record}")
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("command:"))  # its -r 1m
+    path = tmp_path / "beegfs-hp-iozone-seq.yaml"
+    path.write_text(text)
+    if accepted:
+        assert load_workload(path).record_size == parse_quantity(record, Dimension.SIZE)
+        return
+    with pytest.raises(WorkloadError) as info:
+        load_workload(path)
+    said = " ".join(str(p) for p in info.value.problems)
+    assert "whole number of 512-byte sectors" in said
+    assert ("the power of two is written 1 MiB" in said) == (record == "1 MB")
+
+
+def test_file_sizes_are_whole_bytes() -> None:
+    from pydantic import ValidationError
+
+    from sim.config.workload import Workload
+
+    settings = parse_command("iozone -i 0 -I -e -r 4k -s 1g -t 1").model_dump(mode="json")
+    with pytest.raises(ValidationError, match="file_size must be a whole number of bytes"):
+        Workload.model_validate(settings | {"record_size": "4 KiB", "file_size": "1258291.2 B"})

@@ -26,7 +26,7 @@ from sim.config.quantities import (
     ThreadCount,
     size_validator,
 )
-from sim.config.units import Dimension, format_bytes, parse_quantity
+from sim.config.units import Dimension, binary_size_hint, format_bytes, parse_quantity
 from sim.config.yamlio import SourceMap, format_path
 from sim.errors import Problem, WorkloadError
 
@@ -53,6 +53,12 @@ class StripeOverride(Model):
 #: IOzone 3.430; main() exits with "Maximum record length is 16777216 bytes" above it).
 IOZONE_MIN_RECORD = 128
 IOZONE_MAX_RECORD = 16 * 2**20
+
+
+#: The alignment O_DIRECT calls need: Linux's open(2) asks for transfers in multiples of the
+#: device's logical block size, 512 bytes at least ("alignment to 512-byte boundaries suffices" on
+#: Linux 2.6 and later); a call that is not is refused with EINVAL.
+O_DIRECT_ALIGNMENT = 512
 
 
 #: IOR's access unit, ``sizeof(IOR_size_t)`` (a long long): ior.c refuses a transfer or block size
@@ -189,6 +195,9 @@ class Workload(_Placed):
     max_file_size: Size | None = None
     threads: list[ThreadCount] = Field(min_length=1)
     segments: Count = 1
+    # IOR's -C: each task reads back what a task on another node wrote, so no read finds its data
+    # in its own node's cache.
+    reorder_tasks: Flag = False
     stripe: StripeOverride | None = None
     gpfs_pagepool_client: Size | None = None
 
@@ -237,6 +246,16 @@ class Workload(_Placed):
             )
         if self.record_size != int(self.record_size):
             raise ValueError(f"record_size must be a whole number of bytes, got {self.record_size:g} B")
+        if self.direct_io and self.record_size % O_DIRECT_ALIGNMENT:
+            raise ValueError(
+                f"with direct_io every call must be a whole number of {O_DIRECT_ALIGNMENT}-byte sectors (Linux "
+                f"open(2): O_DIRECT transfers are aligned to the device's logical block size, else EINVAL); got "
+                f"{self.record_size:,.0f} B{binary_size_hint(self.record_size)}"
+            )
+        if self.reorder_tasks and not self.benchmark.startswith("ior"):
+            raise ValueError(f"reorder_tasks (IOR's -C) is an IOR setting; {self.benchmark} has none")
+        if self.file_size is not None and self.file_size != int(self.file_size):
+            raise ValueError(f"file_size must be a whole number of bytes, got {self.file_size:,.1f} B")
         if self.file_size is not None:
             if self.file_size < self.record_size:
                 raise ValueError(

@@ -122,7 +122,7 @@ OPTION_OF = {
     "iozone": {"fsync": "-e", "direct_io": "-I", "file_size": "-s", "record_size": "-r", "threads": "-t"},
     "ior": {
         **{"fsync": "-e", "direct_io": "-B", "file_size": "-b", "record_size": "-t", "threads": "-np"},
-        **{"segments": "-s", "per_node": "-npernode"},
+        **{"segments": "-s", "per_node": "-npernode", "reorder_tasks": "-C"},
     },
     "mdtest": {
         **{"threads": "-np", "items": "-n", "items_per_dir": "-I", "write_bytes": "-w", "read_bytes": "-e"},
@@ -147,6 +147,7 @@ def make_workload(
     placement: str = "round_robin",
     segments: int = 1,
     per_node: int | None = None,
+    reorder_tasks: bool = False,
 ) -> Workload:
     """The IOzone or IOR workload one command line runs: one thread count, threads placed round robin
     (IOzone's ``-+m`` list and ``mpirun --map-by node`` as the documents use them) or, for IOzone
@@ -167,6 +168,7 @@ def make_workload(
         "placement": "per_node" if per_node is not None else placement,
         "per_node": per_node,
         "segments": segments,
+        "reorder_tasks": reorder_tasks,
     }
     try:
         return Workload.model_validate(fields)

@@ -51,7 +51,7 @@ def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
 
 #: Settings a workload file's ``command:`` must agree with. Thread counts and sizes are left out:
 #: they vary over the sweep, and the command gives them as shell variables.
-_SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement", "per_node", "segments")
+_SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement", "per_node", "segments", "reorder_tasks")
 _MDTEST_SETTINGS = (
     *("benchmark", "placement", "per_node", "files_only", "dirs_only", "unique_dir", "depth", "leaf_only"),
     *("items_per_dir", "write_bytes", "read_bytes", "sync", "iterations", "stride"),
@@ -200,7 +200,13 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
                 )
         for key in settings:
             mine, theirs = getattr(workload, key), getattr(parsed, key)
-            if mine != theirs:
+            if mine == theirs:
+                continue
+            if theirs is None:  # per_node: a mapping the command does not give
+                problems.append(f"{where} gives no {key}, the workload {_shown(key, mine)}")
+            elif mine is None:
+                problems.append(f"{where} gives {key} {_shown(key, theirs)}, which the workload does not set")
+            else:
                 problems.append(f"{where} gives {key} {_shown(key, theirs)}, the workload {_shown(key, mine)}")
     if not problems and set(ops) != set(workload.ops):
         problems.append(f"the command runs {', '.join(ops)}; the workload lists ops {', '.join(workload.ops)}")

@@ -15,21 +15,20 @@ IOR_NO_EFFECT = {
     "-E": "reuses an existing test file instead of removing it first; no effect on the modelled phase",
     "-k": "keeps the test file after the run; no effect on the modelled phase",
     "-g": "adds barriers between open, transfer and close; pfssim starts all tasks together anyway",
-    "-C": "reorders tasks so each reads back data written from another node, which defeats the client cache; "
-    "pfssim does not model client-cache hits on read-back",
 }
 IOR_NO_EFFECT_WITH_VALUE = {
     "-d": "delay between repetitions; no effect on the modelled phase",
     "-i": "number of repetitions; pfssim reports the steady state",
     "-o": "test file path; pfssim uses the file system of the topology",
-    "-Q": "task-per-node offset used by -C; pfssim does not model client-cache hits on read-back",
+    "-Q": "task-per-node offset used by -C; with -C pfssim takes every read as another node's data, whatever "
+    "the offset",
 }
 IOR_REFUSED = {
     "-Y": "fsync after every write is not modelled (-e, one fsync as each file is closed, is)",
 }
-_IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -z, -e and O_DIRECT"
+_IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -z, -e, -C and O_DIRECT"
 _IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", *IOR_NO_EFFECT_WITH_VALUE}
-_IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-z", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
+_IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-z", "-C", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
 
 
 def _ior_option(flag: str, value: str) -> bool | None:
@@ -74,7 +73,7 @@ def _split_ior(token: str) -> tuple[str, str | None]:
 
 def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int | None = None) -> Workload:
     cursor = Cursor(tokens)
-    write = read = direct = fsync = per_process = random = False
+    write = read = direct = fsync = per_process = random = reorder = False
     direct_by: dict[bool, str] = {}  # the O_DIRECT settings given, and by which flag
     transfer: int | None = None
     block: int | None = None
@@ -97,6 +96,8 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
             per_process = True
         elif token == "-z":
             random = True
+        elif token == "-C":
+            reorder = True
         elif token in ("-B", "--posix.odirect"):
             direct = _set_direct(direct_by, True, token, token)
         elif token == "-O":
@@ -155,4 +156,5 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
         threads=tasks,
         segments=segments,
         per_node=per_node,
+        reorder_tasks=reorder,
     )
