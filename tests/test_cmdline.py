@@ -288,3 +288,8 @@ def test_a_mapping_the_command_does_not_give_is_said_so() -> None:
     said = " ".join(command_mismatches(unplaced))
     assert "None" not in said and "the command gives per_node" not in said
     assert "the command gives no per_node, the workload 2" in said
+
+
+def test_iozone_takes_one_host_list() -> None:
+    with pytest.raises(WorkloadError, match=r"-\+m is given twice \(a and b\)"):
+        parse_command("iozone -i 0 -r 1m -s 1g -t 2 -+m a -+m b")

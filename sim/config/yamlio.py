@@ -194,7 +194,13 @@ def _construct_collection(
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                problems.append(smap.problem(path, "YAML merge keys ('<<') are not supported; use templates"))
+                problems.append(
+                    smap.problem(
+                        path,
+                        "YAML merge keys ('<<') are not supported; write the keys out (a topology's servers can "
+                        "share a template)",
+                    )
+                )
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
                 problems.append(

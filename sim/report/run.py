@@ -202,8 +202,8 @@ def render_run(result: RunResult, console: Console) -> None:
     if any(p.value and (p.ci_high - p.ci_low) / 2 / p.value < 0.0005 for p in result.points):
         console.print(
             "± 0.0%: the bottleneck is busy all the time at a fixed rate (a link's, a controller's or a "
-            "drive's rated speed), so every batch moves the same amount; the uncertainty is then in that "
-            "rate, not in the simulation"
+            "drive's rated speed, or a thread's copies at the client's memory rate), so every batch moves "
+            "the same amount; the uncertainty is then in that rate, not in the simulation"
         )
     replications = max((p.replications for p in result.points), default=1)
     if replications > 1:

@@ -122,7 +122,7 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         elif flag == "-+m":
             # Cluster mode: the file lists the client hosts, and pfssim deals the threads round robin
             # over the topology's clients; without it IOzone forks every thread on its own node.
-            cursor.value(flag, glued, "a host-list file")
+            cursor.single(flag, glued, "a host-list file")  # IOzone reads one host list
             cluster = True
         elif flag in IOZONE_NO_EFFECT_WITH_VALUE:
             cursor.value(flag, glued)
