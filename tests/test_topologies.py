@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from sim.benchmarks.driver import Precision, run_point
 from sim.benchmarks.suite import default_workloads
 from sim.benchmarks.workloads import find_workload
 from sim.params import value
 from sim.report.show import show_json
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
-from tests.conftest import ROOT, TOPOLOGIES, UPDATE_GOLDEN, build_model
+from tests.conftest import ROOT, TOPOLOGIES, UPDATE_GOLDEN, build_model, run_cli
 
 GOLDEN = Path(__file__).parent / "golden" / "show"
 TIB = 2**40
@@ -224,3 +225,81 @@ def test_show_gives_gpfs_nsd_threads_from_the_parameters_when_left_out() -> None
     assert settings["nsd_threads.per_queue"]["value"] == value("gpfs_nsd_threads_per_queue")
     assert settings["nsd_threads.per_queue"]["origin"] == "default: the model parameter gpfs_nsd_threads_per_queue"
     assert settings["pagepool.client"]["value"] == 32 * 2**30
+
+
+UNEVEN_ZONES = """
+name: uneven
+title: 4 servers whose second zone is reached over one slow UPI link
+source: test
+benchmarks: [beegfs-hp-iozone-seq]
+parts:
+  cpus:
+    one-upi:
+      {model: a CPU with one 5 GB/s UPI link, cores: 32, base_clock: 2.2 GHz, upi_links: 1,
+       upi_link_rate: 5 GB/s, pcie_bus: pcie4, pcie_lanes: 64, source: test}
+network:
+  switches: [{name: ib, part: mellanox-qm8700}]
+clients:
+  - {name: "client{i}", count: 16, part: poweredge-c6420, hcas: [{part: connectx6-hdr, switch: ib}]}
+templates:
+  zones:
+    part: poweredge-r750
+    role: storage
+    cpu: one-upi
+    numa:
+      - hcas: [{part: connectx6-hdr, switch: ib}]
+        drives: {part: intel-p4610-3.2tb, count: 8}
+        raid_groups: [{count: 2, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}]
+        services: [{kind: beegfs-storage}]
+      - drives: {part: intel-p4610-3.2tb, count: 8}
+        raid_groups: [{count: 2, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}]
+        services: [{kind: beegfs-storage, interfaces: [numa0.hca0]}]
+servers:
+  - {name: mgmt, part: poweredge-r640, role: management, services: [{kind: beegfs-mgmt}]}
+  - name: meta
+    part: poweredge-r750
+    role: metadata
+    numa:
+      - hcas: [{part: connectx6-hdr, switch: ib}]
+        drives: {part: intel-p4610-3.2tb, count: 4}
+        raid_groups: [{count: 2, level: 1, members: 2, stripe_unit: 512 KiB, role: metadata, filesystem: ext4}]
+        services: [{kind: beegfs-meta, count: 2}]
+  - {name: "storage{i}", count: 4, template: zones}
+filesystem:
+  kind: beegfs
+  chunk_size: 2 MiB
+  num_targets: 4
+  target_chooser: roundrobin
+  workers: {meta: 24, storage: 32}
+  conn_max_internode: {}
+  capacity_efficiency: {value: 0.99, source: test}
+"""
+
+
+def test_the_even_share_ceiling_finds_a_part_only_some_targets_cross(tmp_path: Path) -> None:
+    # An architect's what-if (session 24): each server's second zone is reached over one 5 GB/s
+    # UPI link. The free max-flow sends everything to the first zones' targets, 4 x 24.8 GB/s HDR
+    # ports; striping gives every target an equal share, so each server moves twice what crosses
+    # its UPI link: 4 x 2 x 5 = 40 GB/s, as the simulation does.
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    (tmp_path / "uneven.yaml").write_text(UNEVEN_ZONES)
+    system = load_system(tmp_path / "uneven.yaml")
+    summary = summarize(system)
+    assert summary.read.Bps == pytest.approx(4 * 24.8e9) and summary.write.Bps == pytest.approx(4 * 24.8e9)
+    for even in (summary.read_even, summary.write_even):
+        assert even.Bps == pytest.approx(4 * 2 * 5e9)
+        assert [b.kind for b in even.bottlenecks] == ["upi"] and even.held == (8, 16)
+    assert summary.even_differs("read") and summary.even_differs("write")
+    shown = run_cli("show", str(tmp_path / "uneven.yaml"), "--json")
+    bounds = json.loads(shown.stdout)["bounds"]
+    assert bounds["read_even_Bps"] == pytest.approx(40e9) and len(bounds["read_even_bottleneck_parts"]) == 4
+    assert "which 8 of the 16 targets are behind" in bounds["write_even_bottleneck"]
+    assert "an equal share per" in run_cli("show", str(tmp_path / "uneven.yaml")).stdout  # its row, wrapped
+    seq = find_workload("beegfs-hp-iozone-seq")
+    point = run_point(system, seq, "read", 64, precision=Precision(rel_precision=0.05))
+    assert 0.9 * 40e9 < point.value <= 40e9 * 1.02 and point.bottleneck.endswith(".upi.up")
+    # The shipped systems spread evenly: both ceilings agree.
+    for path in TOPOLOGIES:
+        shipped = summarize(load_system(path))
+        assert shipped.read_even.Bps == pytest.approx(shipped.read.Bps, rel=1e-9), path.stem
+        assert shipped.write_even.Bps == pytest.approx(shipped.write.Bps, rel=1e-9), path.stem

@@ -69,6 +69,9 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                 if not ceilings:
                     summary = summarize(result.system)
                     ceilings = {"read": summary.read.Bps, "write": summary.write.Bps}
+                    for side in ("read", "write"):  # striped data: the even-share ceiling, when lower
+                        if summary.even_differs(side):
+                            ceilings[f"{side} even"] = (summary.read_even if side == "read" else summary.write_even).Bps
                 ax.axhline(
                     ceilings[op] / scale,
                     color=color,
@@ -76,6 +79,14 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                     linewidth=0.8,
                     label=f"{op} ceiling (pfssim show)",
                 )
+                if f"{op} even" in ceilings:
+                    ax.axhline(
+                        ceilings[f"{op} even"] / scale,
+                        color=color,
+                        linestyle=":",
+                        linewidth=0.8,
+                        label=f"{op} ceiling, an equal share per target",
+                    )
             ax.set_ylabel(unit)
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda threads, _: f"{threads:g}"))  # 1, 2, 4, not 2^0

@@ -61,8 +61,14 @@ def render_summary(summary: Summary, console: Console) -> None:
     bounds.add_column("op")
     bounds.add_column("ceiling", justify="right")
     bounds.add_column("set by (minimum cut)")
-    for bound in (summary.read, summary.write):
+    for bound, even in ((summary.read, summary.read_even), (summary.write, summary.write_even)):
         bounds.add_row(bound.op, format_quantity(bound.Bps, Dimension.BANDWIDTH), bound.describe())
+        if summary.even_differs(bound.op):
+            bounds.add_row(
+                f"{bound.op}, an equal share per target",
+                format_quantity(even.Bps, Dimension.BANDWIDTH),
+                f"{even.describe()} (striping spreads a benchmark's data evenly over the targets)",
+            )
 
     settings = Table(title=f"File-system settings ({s.spec.filesystem.kind}, as the model runs them)")
     settings.add_column("filesystem.")

@@ -188,11 +188,47 @@ class Bound:
     Bps: float
     bottlenecks: tuple[Bottleneck, ...]
     replicas: int = 1  # copies of each written byte (the flow through the cut is Bps x replicas)
+    # For the even-share bound: targets held to their share by the cut, of all the targets.
+    held: tuple[int, int] | None = None
 
     def describe(self) -> str:
         """Human summary of the minimum cut."""
         text = "; ".join(b.describe() for b in self.bottlenecks)
+        if self.held is not None:
+            behind, targets = self.held
+            text += (
+                f", which {behind} of the {targets} targets are behind; the others are held to the same share"
+                if behind < targets
+                else ""
+            )
         return f"{text}; each byte written {self.replicas} times (data replicas)" if self.replicas > 1 else text
+
+    @property
+    def parts(self) -> list[str]:
+        """Every part of the minimum cut."""
+        return [p for b in self.bottlenecks for p in b.parts]
+
+
+def _bottlenecks(network: FlowNetwork, reachable: set) -> tuple[Bottleneck, ...]:
+    """The parts of a cut (edges from ``reachable`` out of it), grouped by kind and model, the
+    largest share of the cut first; the edges into the sink (a target's share) are not parts."""
+    cut: dict[tuple[str, str | None, str, float], list[str]] = {}
+    for u, v, data in network.graph.edges(data=True):
+        if u in reachable and v not in reachable and "capacity" in data and v != SINK:
+            name = u[0] if isinstance(u, tuple) else str(u)
+            c = network.component(name)
+            cut.setdefault((c.kind, c.model, c.note, data["capacity"]), []).append(name)
+    shares = sorted(cut.items(), key=lambda kv: -len(kv[1]) * kv[0][3])
+    return tuple(
+        Bottleneck(kind, model, note, len(parts), cap, tuple(sorted(parts)))
+        for (kind, model, note, cap), parts in shares
+    )
+
+
+def _replicas(system: System, op: str) -> int:
+    """With GPFS data replication the client writes every byte data_replicas times, each copy over
+    the same kinds of path, so the data a benchmark writes is the flow over the replicas."""
+    return getattr(system.spec.filesystem, "data_replicas", 1) if op == "write" else 1
 
 
 def max_flow_bound(system: System, op: str) -> Bound:
@@ -201,22 +237,43 @@ def max_flow_bound(system: System, op: str) -> Bound:
     if not system.storage_targets:
         return Bound(op, 0.0, ())
     value, (reachable, _) = nx.minimum_cut(network.graph, SRC, SINK)
-    cut: dict[tuple[str, str | None, str, float], list[str]] = {}
-    for u, v, data in network.graph.edges(data=True):
-        if u in reachable and v not in reachable and "capacity" in data:
-            name = u[0] if isinstance(u, tuple) else str(u)
-            c = network.component(name)
-            cut.setdefault((c.kind, c.model, c.note, data["capacity"]), []).append(name)
-    # The kinds of part in the cut, the largest share of the ceiling first.
-    shares = sorted(cut.items(), key=lambda kv: -len(kv[1]) * kv[0][3])
-    bottlenecks = tuple(
-        Bottleneck(kind, model, note, len(parts), cap, tuple(sorted(parts)))
-        for (kind, model, note, cap), parts in shares
-    )
-    # With GPFS data replication the client writes every byte data_replicas times, each copy over
-    # the same kinds of path, so the data a benchmark writes is the flow over the replicas.
-    replicas = getattr(system.spec.filesystem, "data_replicas", 1) if op == "write" else 1
-    return Bound(op, float(value) / replicas, bottlenecks, replicas)
+    replicas = _replicas(system, op)
+    return Bound(op, float(value) / replicas, _bottlenecks(network, reachable), replicas)
+
+
+def even_share_bound(system: System, op: str) -> Bound:
+    """The most all clients can move when every storage target takes an equal share, as striping
+    (BeeGFS chunks, GPFS blocks dealt round robin) spreads a benchmark's data: the largest share d
+    with a flow of d into every target at once.
+
+    The free max-flow lets some targets take more than others, so a part that only some targets'
+    traffic crosses (a UPI link that one zone's targets are reached over) can be worked around in
+    it but not by striping: an architect's what-if showed 99 GB/s "set by 4 x hca" where its
+    striped simulation gave 40, bound by the UPI links. Found by Newton's method on the parametric
+    cut: with every target's edge to the sink at capacity d, a minimum cut of value V < T d that
+    cuts the sink edges of A targets is also the bound's at d' = (V - A d) / (T - A), where it
+    would carry exactly T d'; from d = free max-flow / T this falls to the largest feasible d in a
+    few max-flows (each step leaves a cut with fewer sink edges). The binding cut's parts are the
+    bottleneck, with the count of targets behind it."""
+    network = FlowNetwork(system, op)
+    targets = system.storage_targets
+    if not targets:
+        return Bound(op, 0.0, ())
+    graph, count = network.graph, len(targets)
+    value, (reachable, _) = nx.minimum_cut(graph, SRC, SINK)
+    share, binding = value / count, reachable
+    for _ in range(4 * count + 4):  # each step cuts fewer sink edges: at most count + 1 steps
+        for target in targets:
+            graph[_out(target)][SINK]["capacity"] = share
+        value, (reachable, _) = nx.minimum_cut(graph, SRC, SINK)
+        if value >= count * share * (1 - 1e-12):
+            break
+        free = [t for t in targets if _out(t) in reachable]  # their sink edges are in the cut
+        share = (value - len(free) * share) / (count - len(free))
+        binding = reachable
+    behind = count - sum(1 for t in targets if _out(t) in binding)
+    replicas = _replicas(system, op)
+    return Bound(op, count * share / replicas, _bottlenecks(network, binding), replicas, (behind, count))
 
 
 def unreachable_targets(system: System) -> dict[str, list[str]]:

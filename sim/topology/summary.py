@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim import __version__
-from sim.topology.bounds import Bound, max_flow_bound
+from sim.topology.bounds import Bound, even_share_bound, max_flow_bound
 from sim.topology.capacity import Capacity, capacity
 from sim.topology.model import System
 
@@ -49,6 +49,14 @@ class Summary:
     capacity: Capacity
     read: Bound
     write: Bound
+    # The same with every storage target taking an equal share, as striping spreads the data.
+    read_even: Bound
+    write_even: Bound
+
+    def even_differs(self, op: str) -> bool:
+        """Whether an equal share per target lowers the ceiling of ``op`` (by more than rounding)."""
+        free, even = (self.read, self.read_even) if op == "read" else (self.write, self.write_even)
+        return even.Bps < free.Bps * (1 - 1e-9)
 
     def parts_by_model(self) -> list[tuple[str, str, int]]:
         """(kind, model, count) for every physical part, most numerous first within a kind."""
@@ -109,12 +117,25 @@ class Summary:
                 "write_Bps": self.write.Bps,
                 "read_bottleneck": self.read.describe(),
                 "write_bottleneck": self.write.describe(),
-                "read_bottleneck_parts": [p for b in self.read.bottlenecks for p in b.parts],
-                "write_bottleneck_parts": [p for b in self.write.bottlenecks for p in b.parts],
+                "read_bottleneck_parts": self.read.parts,
+                "write_bottleneck_parts": self.write.parts,
+                "read_even_Bps": self.read_even.Bps,
+                "write_even_Bps": self.write_even.Bps,
+                "read_even_bottleneck": self.read_even.describe(),
+                "write_even_bottleneck": self.write_even.describe(),
+                "read_even_bottleneck_parts": self.read_even.parts,
+                "write_even_bottleneck_parts": self.write_even.parts,
             },
         }
 
 
 def summarize(system: System) -> Summary:
-    """Compute capacity and both max-flow bounds."""
-    return Summary(system, capacity(system), max_flow_bound(system, "read"), max_flow_bound(system, "write"))
+    """Compute capacity, both max-flow bounds and both even-share bounds."""
+    return Summary(
+        system,
+        capacity(system),
+        max_flow_bound(system, "read"),
+        max_flow_bound(system, "write"),
+        even_share_bound(system, "read"),
+        even_share_bound(system, "write"),
+    )
