@@ -133,7 +133,7 @@ def test_beegfs_creates_never_beat_the_mdt_write_capacity(tmp_path: Path) -> Non
         (
             META_DRIVES,
             "drives: {part: intel-p4600-1.6tb, count: 2, "
-            "overrides: {rand_write_iops: 3000 IOPS, parallelism: 1, write_latency: 333 us}}}]",
+            "overrides: {rand_write_iops: 3000 IOPS, write_latency: 333 us}}}]",
         ),
     )
     system = load_system(path)
