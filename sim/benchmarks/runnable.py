@@ -369,8 +369,9 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                     [
                         workload.problem(
                             "gpfs_pagepool_client",
-                            f"a client pagepool of {pagepool:.0f} B cannot hold one {fs.block_size / 2**20:g} MiB "
-                            "file-system block (GPFS stages data through the pagepool a block buffer at a time)",
+                            f"a client pagepool of {format_bytes(pagepool)} cannot hold one "
+                            f"{format_bytes(fs.block_size)} file-system block (GPFS stages data through the "
+                            "pagepool a block buffer at a time)",
                         )
                     ]
                 )
