@@ -1107,13 +1107,20 @@ def test_an_override_of_an_hdd_figure_its_model_derives_is_refused(bad_topology)
 
 
 def test_a_templates_mistake_is_given_once_for_all_its_servers(bad_topology) -> None:  # noqa: ANN001
-    # The message names a server (storage1 ... storage5 are built from the template), so the lines
-    # differed and each was printed (an architect's audit, session 24).
+    # The messages named each server built from the template (storage1 ... storage5), so the lines
+    # differed and each was printed (an architect's audit, session 24): at a template's key they
+    # now name no server.
     old = "          - {kind: beegfs-storage}\n"
     path = bad_topology(old, "          - {kind: beegfs-storage, interfaces: [numa0.hca1]}\n", of="beegfs-hdr100")
     result = run_cli("validate", str(path))
     assert result.code == 2
     lines = [x for x in result.stdout.splitlines() if "numa0.hca1" in x]
     assert len(lines) == 1, lines
-    assert "interfaces[0]: server 'storage1' has no HCA 'numa0.hca1'" in lines[0]
-    assert lines[0].endswith("(and the same for 4 more servers built from this template)")
+    assert (
+        "interfaces[0]: a server of this template has no HCA 'numa0.hca1' (its HCAs: numa0.hca0, numa1.hca0" in lines[0]
+    )
+    old = "            drives: {part: intel-p4610-3.2tb, count: 12}\n"
+    path = bad_topology(old, old + "        drives: {part: intel-p4610-3.2tb, count: 3}\n", of="beegfs-hdr100")
+    lines = [x for x in run_cli("validate", str(path)).stdout.splitlines() if "templates." in x]
+    assert len(lines) == 1, lines
+    assert "raid_groups: this zone has 3 drives in no RAID group but 0 spares" in lines[0]

@@ -303,3 +303,16 @@ def test_the_even_share_ceiling_finds_a_part_only_some_targets_cross(tmp_path: P
         shipped = summarize(load_system(path))
         assert shipped.read_even.Bps == pytest.approx(shipped.read.Bps, rel=1e-9), path.stem
         assert shipped.write_even.Bps == pytest.approx(shipped.write.Bps, rel=1e-9), path.stem
+
+
+def test_show_says_which_settings_were_left_out(bad_topology) -> None:  # noqa: ANN001 - the conftest fixture
+    old = "  metadata_replicas: 2\n  data_replicas: 1\n"
+    path = bad_topology(old, "", of="pixstor-large")
+    settings = {s["key"]: s for s in show_json(summarize(load_system(path)))["filesystem_settings"]}
+    assert settings["data_replicas"]["value"] == 1 and settings["metadata_replicas"]["value"] == 1
+    assert settings["data_replicas"]["origin"].startswith("default: GPFS's, one copy")
+    shipped = {
+        s["key"]: s
+        for s in show_json(summarize(load_system(ROOT / "topologies" / "pixstor-large.yaml")))["filesystem_settings"]
+    }
+    assert shipped["metadata_replicas"] == {"key": "metadata_replicas", "value": 2, "origin": "topology"}

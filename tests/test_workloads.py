@@ -485,7 +485,10 @@ def test_beegfs_files_that_fit_the_file_system_but_not_their_targets_are_refused
     one_target = parse_command("iozone -i 0 -r 1m -I -e -s 12288g -t 30").model_copy(
         update={"stripe": StripeOverride(num_targets=1)}
     )
-    with pytest.raises(PfssimError, match="each of its 30 files puts 13.19 TB on each of 1 target .* room for 0"):
+    with pytest.raises(
+        PfssimError,
+        match=r"each of its 30 files puts 13.19 TB on 1 target \(its stripe\).* room for 0 of those 30 chunk files",
+    ):
         check_runnable(hdr, one_target)
     # 11 TiB (12.09 TB) stripe-1 files: each target holds one, so 33 fit and 34 do not (414 TB and
     # 423 TB in all: the second is over the total too, which is reported first).
@@ -750,6 +753,10 @@ def test_gpfs_reads_of_files_held_in_the_pagepool_are_refused() -> None:
     with pytest.raises(PfssimError, match=r"each task's blocks \(-b x -s\) fit .* O_DIRECT \(-B\), or -C"):
         check_runnable(pixstor, parse_command("mpirun -np 8 --map-by node ior -w -r -e -t 16m -b 16g -o /f"))
     check_runnable(pixstor, parse_command("mpirun -np 8 --map-by node ior -w -r -e -C -t 16m -b 16g -o /f"))
+    # -C reads another node's data only when the tasks span several nodes (IOR's -Q offset).
+    for alone in ("-np 1", "-np 16 -npernode 16"):
+        with pytest.raises(PfssimError, match="-C reads another node's data only when the tasks span several nodes"):
+            check_runnable(pixstor, parse_command(f"mpirun {alone} ior -w -r -e -C -t 16m -b 1g -o /f"))
     check_runnable(pixstor, parse_command("iozone -i 2 -e -I -r 4k -s 20g -t 1"))  # O_DIRECT
     check_runnable(pixstor, parse_command("iozone -i 2 -e -r 4k -s 40g -t 1"))  # larger than the share
     check_runnable(pixstor, parse_command("iozone -i 0 -e -r 16m -s 4g -t 8 -+n -+m h"))  # writes only

@@ -137,18 +137,24 @@ def _check_cached_reads(system: System, workload: Workload, fs: GpfsSpec) -> Non
     """
     reads = [op for op in workload.ops if op in ("read", "random_read")]
     clients = len(system.clients)
-    if not reads or (workload.reorder_tasks and clients > 1):
+    if not reads:
         return
     pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
     shares = {t: pagepool / workload.most_on_a_client(t, clients) for t in workload.threads}
-    cached = [t for t in workload.threads if workload.file_size_for(t) <= shares[t]]
+    # With -C a task reads another node's data, when the tasks are on more than one node.
+    elsewhere = {t for t in workload.threads if workload.reorder_tasks and workload.nodes_used(t, clients) > 1}
+    cached = [t for t in workload.threads if workload.file_size_for(t) <= shares[t] and t not in elsewhere]
     if not cached:
         return
     t = cached[0]
     shared = workload.benchmark.endswith("_n1")
     each, fits, it = ("each task's blocks (-b x -s)", "fit", "them") if shared else ("each file", "fits", "it")
-    ior = workload.benchmark.startswith("ior")
-    other = " (-B), or -C (each task reads another node's data)" if ior else " (-I)"
+    if not workload.benchmark.startswith("ior"):
+        other = " or O_DIRECT (-I)"
+    elif workload.reorder_tasks:  # -C given: its tasks are all on one node here
+        other = " or O_DIRECT (-B); -C reads another node's data only when the tasks span several nodes"
+    else:
+        other = ", O_DIRECT (-B), or -C (each task reads another node's data)"
     raise WorkloadError(
         [
             workload.problem(
@@ -158,7 +164,7 @@ def _check_cached_reads(system: System, workload: Workload, fs: GpfsSpec) -> Non
                 f"{' and '.join(reads)} phase finds {it} there, where the write phase or an earlier read left "
                 f"{it}: "
                 "memory copies, each with a call's cost pfssim does not model; use files larger than the share "
-                f"(the documents use twice the pagepool), O_DIRECT{other}",
+                f"(the documents use twice the pagepool){other}",
             )
         ]
     )
@@ -274,14 +280,16 @@ def _check_target_room(system: System, fs: BeeGFSSpec, workload: Workload) -> No
         if holds >= files * k:
             continue
         count = "its file" if files == 1 else f"each of its {files} files"
+        chunk_files = f"{files * k} chunk file{'s' if files * k != 1 else ''}"
         raise WorkloadError(
             [
                 workload.problem(
                     _size_key(workload),
                     f"at {threads} thread{'s' if threads != 1 else ''} {count} puts {_tb(piece)} on "
-                    f"each of {k} target{'s' if k != 1 else ''} (its stripe), and the {len(targets)} targets of "
+                    f"{'each of ' if k != 1 else ''}{k} target{'s' if k != 1 else ''} (its stripe), and the "
+                    f"{len(targets)} targets of "
                     f"{system.name} ({_tb(max(room))} usable at most) have room for {holds} of "
-                    f"those {files * k} chunk files: BeeGFS would fail with no space left (ENOSPC) although the "
+                    f"those {chunk_files}: BeeGFS would fail with no space left (ENOSPC) although the "
                     f"file system holds the total; {_smaller(workload)}, or stripe the files over more targets",
                 )
             ]

@@ -227,31 +227,15 @@ def _tell(line: str) -> None:
 
 
 def _print_problems(problems: Sequence[Problem], stream: TextIO | None = None) -> None:
-    """Each problem once. A template's mistake is found once per server built from it: the same
-    line, or at a template key the same place with the server's name in the message, which is
-    given once and counted."""
-    lines: list[str] = []
-    first: dict[tuple[str, int | None, str], int] = {}  # a template key's place -> its line's index
-    alike: dict[int, set[str]] = {}  # that line's index -> the distinct lines found there
+    seen: set[str] = set()
     for problem in problems:
         line = str(problem)
-        place = (problem.file, problem.line, problem.path)
-        if problem.path.startswith("templates.") and place in first:
-            alike[first[place]].add(line)
-            continue
-        if line in lines:
-            continue
-        first[place] = len(lines)
-        alike[len(lines)] = {line}
-        lines.append(line)
-    for i, line in enumerate(lines):
-        more = len(alike[i]) - 1
-        if more:
-            line += f" (and the same for {more} more server{'s' if more > 1 else ''} built from this template)"
-        if stream is None:
-            _tell(line)
-        else:
-            print(line, file=stream)
+        if line not in seen:  # a template's mistake is found once per server built from it
+            seen.add(line)
+            if stream is None:
+                _tell(line)
+            else:
+                print(line, file=stream)
 
 
 class _Console(Console):

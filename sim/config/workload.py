@@ -55,9 +55,10 @@ IOZONE_MIN_RECORD = 128
 IOZONE_MAX_RECORD = 16 * 2**20
 
 
-#: The alignment O_DIRECT calls need: Linux's open(2) asks for transfers in multiples of the
-#: device's logical block size, 512 bytes at least ("alignment to 512-byte boundaries suffices" on
-#: Linux 2.6 and later); a call that is not is refused with EINVAL.
+#: The alignment O_DIRECT calls need to be direct: Linux's open(2) asks for transfers in multiples
+#: of the device's logical block size, 512 bytes at least, and local file systems refuse others with
+#: EINVAL; Spectrum Scale runs an unaligned O_DIRECT call as normal file I/O with O_SYNC (IBM,
+#: "Considerations for the use of direct I/O"), a path pfssim does not model either.
 O_DIRECT_ALIGNMENT = 512
 
 
@@ -149,6 +150,14 @@ class _Placed(_Located):
             return 1
         if self.per_node is not None:
             return -(-threads // self.per_node)
+        return min(threads, clients)
+
+    def nodes_used(self, threads: int, clients: int) -> int:
+        """Client nodes the threads run on."""
+        if self.placement == "one_client":
+            return 1
+        if self.per_node is not None:
+            return min(-(-threads // self.per_node), clients)
         return min(threads, clients)
 
     def most_on_a_client(self, threads: int, clients: int) -> int:
@@ -248,9 +257,10 @@ class Workload(_Placed):
             raise ValueError(f"record_size must be a whole number of bytes, got {self.record_size:g} B")
         if self.direct_io and self.record_size % O_DIRECT_ALIGNMENT:
             raise ValueError(
-                f"with direct_io every call must be a whole number of {O_DIRECT_ALIGNMENT}-byte sectors (Linux "
-                f"open(2): O_DIRECT transfers are aligned to the device's logical block size, else EINVAL); got "
-                f"{self.record_size:,.0f} B{binary_size_hint(self.record_size)}"
+                f"with direct_io every call must be a whole number of {O_DIRECT_ALIGNMENT}-byte sectors to be "
+                "direct (Linux open(2): local file systems refuse others with EINVAL, and GPFS runs them as "
+                f"normal I/O with O_SYNC, neither modelled); got {self.record_size:,.0f} B"
+                f"{binary_size_hint(self.record_size)}"
             )
         if self.reorder_tasks and not self.benchmark.startswith("ior"):
             raise ValueError(f"reorder_tasks (IOR's -C) is an IOR setting; {self.benchmark} has none")

@@ -96,18 +96,21 @@ def _beegfs(system: System, fs: BeeGFSSpec) -> list[Setting]:
         ),
         Setting("target_chooser", fs.target_chooser, fs.target_chooser, "topology"),
     ]
-    if storage:
-        own = any(s.workers for s in storage)
-        origin = "topology" if "storage" in fs.workers or own else _CONF.format("storage")
-        if own and "storage" not in fs.workers:
-            origin = f"topology (some services), else {_CONF.format('storage')}"
-        settings.append(
-            _per_service("workers.storage", {s.name: beegfs_storage_workers(system, s) for s in storage}, origin)
-        )
-    if meta:
-        given = "meta" in fs.workers or all(s.workers for s in meta)
-        origin = "topology" if given else "default: BeeGFS's tuneNumWorkers = 0, twice the zone's cores, at least 4"
-        settings.append(_per_service("workers.meta", {s.name: beegfs_meta_workers(system, s) for s in meta}, origin))
+    rule = "default: BeeGFS's tuneNumWorkers = 0, twice the zone's cores, at least 4"
+    for role, services, default, count in (
+        ("storage", storage, _CONF.format("storage"), beegfs_storage_workers),
+        ("meta", meta, rule, beegfs_meta_workers),
+    ):
+        if not services:
+            continue
+        own = [s for s in services if s.workers]
+        if len(own) == len(services) or role in fs.workers:
+            origin = "topology"  # each service's own, else the file system's
+        elif own:
+            origin = f"topology for {', '.join(s.name for s in own)}; the others: {default}"
+        else:
+            origin = default
+        settings.append(_per_service(f"workers.{role}", {s.name: count(system, s) for s in services}, origin))
     for key in ("client", "meta"):
         n = beegfs_conn_max(system, key)
         origin = "topology" if key in fs.conn_max_internode else _CONF.format(key)
@@ -116,13 +119,16 @@ def _beegfs(system: System, fs: BeeGFSSpec) -> list[Setting]:
 
 
 def _gpfs(fs: GpfsSpec) -> list[Setting]:
+    def given(key: str) -> str:  # replicas left out are GPFS's own default, one copy
+        return "topology" if key in fs.model_fields_set else "default: GPFS's, one copy (mmcrfs -r / -m 1)"
+
     settings = [
         Setting("block_size", fs.block_size, format_bytes(fs.block_size), "topology"),
         Setting("subblocks_per_block", fs.subblocks_per_block, str(fs.subblocks_per_block), "topology"),
         Setting("allocation", fs.allocation, fs.allocation, "topology"),
         Setting("inode_size", fs.inode_size, format_bytes(fs.inode_size), "topology"),
-        Setting("data_replicas", fs.data_replicas, str(fs.data_replicas), "topology"),
-        Setting("metadata_replicas", fs.metadata_replicas, str(fs.metadata_replicas), "topology"),
+        Setting("data_replicas", fs.data_replicas, str(fs.data_replicas), given("data_replicas")),
+        Setting("metadata_replicas", fs.metadata_replicas, str(fs.metadata_replicas), given("metadata_replicas")),
         Setting("pagepool.client", fs.pagepool.client, format_bytes(fs.pagepool.client), "topology"),
         Setting(
             "pagepool.server",

@@ -76,7 +76,8 @@ def render_summary(summary: Summary, console: Console) -> None:
     settings.add_column("from")
     for setting in filesystem_settings(s):
         settings.add_row(setting.key, setting.text, setting.origin)
-    settings.caption = "a workload's own stripe: or gpfs_pagepool_client: replaces these for that workload"
+    own = "stripe: (chunk_size, num_targets)" if s.spec.filesystem.kind == "beegfs" else "gpfs_pagepool_client:"
+    settings.caption = f"a workload file's own {own} replaces the topology's for that workload"
 
     console.print(Panel(head, title="pfssim show", expand=False))
     console.print(Group(parts, settings, capacity, bounds))

@@ -196,8 +196,9 @@ class Bound:
         text = "; ".join(b.describe() for b in self.bottlenecks)
         if self.held is not None:
             behind, targets = self.held
+            verb = "is" if behind == 1 else "are"
             text += (
-                f", which {behind} of the {targets} targets are behind; the others are held to the same share"
+                f", which {behind} of the {targets} targets {verb} behind; the others are held to the same share"
                 if behind < targets
                 else ""
             )

@@ -92,6 +92,13 @@ class BuilderBase:
         """Record a problem located at ``path`` in the topology file."""
         self.problems.append(self.smap.problem(path, message))
 
+    @staticmethod
+    def named(path: YamlPath, name: str, generic: str) -> str:
+        """How a message at ``path`` names a built part: by its name, or, when ``path`` is in a
+        template, by ``generic`` ("the zone"), so that the message reads the same for every server
+        built from the template and is printed once, not once per server."""
+        return generic if path and path[0] == "templates" else name
+
     def part(
         self, kind: str, name: str, overrides: dict[str, Any], path: YamlPath, name_path: YamlPath | None = None
     ) -> Part:

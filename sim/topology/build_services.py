@@ -184,10 +184,12 @@ class ServiceSteps(BuilderBase):
                 # Named as they may be written: relative to the server (numa0.hca0), which a
                 # template's servers share, where the full names differ from server to server.
                 short = [x.removeprefix(server + ".") for x in all_hcas]
+                who = self.named(path, f"server {server!r}", "a server of this template")
+                full = self.named(path, server, "<server>")
                 self.problem(
                     (*path, "interfaces", i),
-                    f"server {server!r} has no HCA {h!r} (its HCAs: {', '.join(short) or 'none'}; a name may "
-                    f"also be given in full, {server}.<name>, or by its last part, such as hca0)",
+                    f"{who} has no HCA {h!r} (its HCAs: {', '.join(short) or 'none'}; a name may "
+                    f"also be given in full, {full}.<name>, or by its last part, such as hca0)",
                 )
                 return None
             chosen.append(full)

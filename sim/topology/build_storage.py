@@ -322,7 +322,8 @@ class StorageSteps(BuilderBase):
             where = path if not specs else (*path, "raid_groups")
             self.problem(
                 where,
-                f"{pool.name} has {len(unassigned)} drives in no RAID group but {spares} spares (`spares:`, "
+                f"{self.named(where, pool.name, 'this zone')} has {len(unassigned)} drives in no RAID group but "
+                f"{spares} spares (`spares:`, "
                 f"0 when not given); declare spares: {len(unassigned)} or put the drives in RAID groups",
             )
         roles = {self.system.groups[g].role for g in pool.used.values()}

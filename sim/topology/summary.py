@@ -10,7 +10,8 @@ from sim.topology.bounds import Bound, even_share_bound, max_flow_bound
 from sim.topology.capacity import Capacity, capacity
 from sim.topology.model import System
 
-#: ``pfssim show --json`` schema: 1 - first release; keys added within it: ``owned_names``.
+#: ``pfssim show --json`` schema: 1 - first release; keys added within it (session 24):
+#: ``owned_names``, ``filesystem_settings`` and the even-share ceilings (``bounds.*_even_*``).
 SHOW_SCHEMA_VERSION = 1
 
 #: How a run names what a part owns, or a pool between parts: (pattern, the kinds of component
