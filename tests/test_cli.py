@@ -288,16 +288,32 @@ def test_plot_shows_the_ceiling_and_which_points_are_latency_bound() -> None:
     from sim.benchmarks.suite import run_suite
     from sim.benchmarks.workloads import find_workload
     from sim.report.plot import figure
+    from sim.topology.bounds import max_flow_bound
 
     system = load_system(ROOT / "topologies" / "beegfs-edr-2019.yaml")
     workload = find_workload("beegfs-hp-iozone-seq").with_threads([1, 64])  # one stream; the links full
     result = run_suite(system, [workload], seed=3)
     ax = figure(result).axes[0]
-    ceiling = {line.get_label(): line.get_ydata()[0] for line in ax.get_lines() if "ceiling" in str(line.get_label())}
-    assert ceiling == {
-        "write ceiling (pfssim show)": pytest.approx(summarize(system).write.Bps / 1e9),
-        "read ceiling (pfssim show)": pytest.approx(summarize(system).read.Bps / 1e9),
+    # One thread runs on one client, whose HCA is its ceiling; 64 threads use every client, and the
+    # ceiling is pfssim show's.
+    ceiling = {
+        line.get_label(): list(line.get_ydata()) for line in ax.get_lines() if "ceiling" in str(line.get_label())
     }
+    one = max_flow_bound(system, "read", [system.clients[0]]).Bps
+    assert one == pytest.approx(12.4e9)  # an EDR client port
+    clients = len(system.clients)
+    assert ceiling == {
+        f"write ceiling of the clients used (pfssim show: all {clients})": pytest.approx(
+            [one / 1e9, summarize(system).write.Bps / 1e9]
+        ),
+        f"read ceiling of the clients used (pfssim show: all {clients})": pytest.approx(
+            [one / 1e9, summarize(system).read.Bps / 1e9]
+        ),
+    }
+    # Threads that leave no client out are drawn against pfssim show's ceiling, a level line.
+    wide = run_suite(system, [workload.with_threads([64])], seed=3)
+    labels = {line.get_label() for line in figure(wide).axes[0].get_lines()}
+    assert {"write ceiling (pfssim show)", "read ceiling (pfssim show)"} <= labels
     markers = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
     for op in ("write", "read"):
         points = result.curve(workload.name, op)

@@ -142,7 +142,9 @@ def _check_cached_reads(system: System, workload: Workload, fs: GpfsSpec) -> Non
     pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
     shares = {t: pagepool / workload.most_on_a_client(t, clients) for t in workload.threads}
     # With -C a task reads another node's data, when the tasks are on more than one node.
-    elsewhere = {t for t in workload.threads if workload.reorder_tasks and workload.nodes_used(t, clients) > 1}
+    elsewhere = {
+        t for t in workload.threads if workload.reorder_tasks and min(workload.clients_needed(t, clients), clients) > 1
+    }
     cached = [t for t in workload.threads if workload.file_size_for(t) <= shares[t] and t not in elsewhere]
     if not cached:
         return

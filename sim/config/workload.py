@@ -152,14 +152,6 @@ class _Placed(_Located):
             return -(-threads // self.per_node)
         return min(threads, clients)
 
-    def nodes_used(self, threads: int, clients: int) -> int:
-        """Client nodes the threads run on."""
-        if self.placement == "one_client":
-            return 1
-        if self.per_node is not None:
-            return min(-(-threads // self.per_node), clients)
-        return min(threads, clients)
-
     def most_on_a_client(self, threads: int, clients: int) -> int:
         """Threads on the busiest client node."""
         if self.placement == "one_client":

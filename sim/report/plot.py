@@ -7,6 +7,7 @@ from pathlib import Path
 from textwrap import fill
 
 from sim.benchmarks.result import RunResult
+from sim.config.workload import Workload
 from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_atomic
 from sim.report.run import workload_title
@@ -25,10 +26,30 @@ def check_plot_path(path: Path) -> None:
     check_output_file(path, "--plot")
 
 
+def _clients_used(result: RunResult, workload: object, threads: int) -> frozenset[str]:
+    """The clients ``threads`` of the workload run on (all of them once every client has one)."""
+    clients = result.system.clients
+    if not isinstance(workload, Workload):
+        return frozenset(clients)
+    return frozenset(clients[i] for i in range(min(workload.clients_needed(threads, len(clients)), len(clients))))
+
+
+def _ceiling(result: RunResult, op: str, clients: frozenset[str], cache: dict) -> float:
+    """The max-flow ceiling of ``op`` from ``clients`` alone (cached by client set)."""
+    key = (op, clients)
+    if key not in cache:
+        from sim.topology.bounds import max_flow_bound
+
+        cache[key] = max_flow_bound(result.system, op, clients).Bps
+    return cache[key]
+
+
 def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib is imported lazily)
     """One panel per workload: each operation's curve with its 95% band. Points limited by a part are
     filled, latency-bound points hollow; bandwidth panels show the hardware ceiling of ``pfssim
-    show`` for each operation as a dashed line, so the curve can be read against what the parts allow."""
+    show`` for each operation as a dashed line, so the curve can be read against what the parts allow:
+    at thread counts that leave clients idle (one thread, a workload on one client) the max-flow from
+    the clients the threads run on, as a step line, and dotted the even-share ceiling where lower."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -38,7 +59,7 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
     from sim.topology.summary import summarize
 
     workloads = result.workloads
-    ceilings: dict[str, float] = {}
+    ceilings: dict = {}  # by op, and by (op, the clients used) for a placement that leaves some out
     fig, axes = plt.subplots(len(workloads), 1, figsize=(7, 3.6 * len(workloads)), squeeze=False)
     for ax, workload in zip(axes[:, 0], workloads, strict=True):
         for op in workload.point_ops:
@@ -72,13 +93,25 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                     for side in ("read", "write"):  # striped data: the even-share ceiling, when lower
                         if summary.even_differs(side):
                             ceilings[f"{side} even"] = (summary.read_even if side == "read" else summary.write_even).Bps
-                ax.axhline(
-                    ceilings[op] / scale,
-                    color=color,
-                    linestyle="--",
-                    linewidth=0.8,
-                    label=f"{op} ceiling (pfssim show)",
-                )
+                used = [_clients_used(result, workload, t) for t in x]
+                if all(len(u) == len(result.system.clients) for u in used):
+                    ax.axhline(
+                        ceilings[op] / scale,
+                        color=color,
+                        linestyle="--",
+                        linewidth=0.8,
+                        label=f"{op} ceiling (pfssim show)",
+                    )
+                else:  # the clients the threads run on, at each thread count
+                    ax.plot(
+                        x,
+                        [_ceiling(result, op, u, ceilings) / scale for u in used],
+                        color=color,
+                        linestyle="--",
+                        linewidth=0.8,
+                        drawstyle="steps-mid",
+                        label=f"{op} ceiling of the clients used (pfssim show: all {len(result.system.clients)})",
+                    )
                 if f"{op} even" in ceilings:
                     ax.axhline(
                         ceilings[f"{op} even"] / scale,

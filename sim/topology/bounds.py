@@ -12,6 +12,7 @@ systems neither changes the value; both are documented in docs/design.md.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import networkx as nx
@@ -33,9 +34,11 @@ def _out(name: str) -> tuple[str, str]:
 class FlowNetwork:
     """A directed network with per-component capacities for one operation (read or write)."""
 
-    def __init__(self, system: System, op: str) -> None:
+    def __init__(self, system: System, op: str, clients: Collection[str] | None = None) -> None:
         self.system = system
         self.op = op
+        # The clients whose HCAs the flow starts from (all of them unless given).
+        self.clients = set(system.client_hcas if clients is None else clients)
         self.graph = nx.DiGraph()
         self.split: set[str] = set()
         # Synthetic nodes (a UPI direction, a server-level service's entry per zone) live here,
@@ -119,10 +122,11 @@ class FlowNetwork:
                 self.extra[hop] = Component(hop, "switch_link", base.model, base.read_Bps, base.write_Bps, base.note)
                 self.edge(frm, hop)
                 self.edge(hop, to)
-        for hcas in s.client_hcas.values():
+        for client, hcas in s.client_hcas.items():
             for hca in hcas:
                 self.node(hca)
-                g.add_edge(SRC, _in(hca))
+                if client in self.clients:
+                    g.add_edge(SRC, _in(hca))
                 self.edge(hca, s.hca_switch[hca])
         for service in s.services.values():
             for hca in service.hcas:
@@ -232,9 +236,10 @@ def _replicas(system: System, op: str) -> int:
     return getattr(system.spec.filesystem, "data_replicas", 1) if op == "write" else 1
 
 
-def max_flow_bound(system: System, op: str) -> Bound:
-    """Max-flow from every client to every storage target for ``op`` ('read' or 'write')."""
-    network = FlowNetwork(system, op)
+def max_flow_bound(system: System, op: str, clients: Collection[str] | None = None) -> Bound:
+    """Max-flow from every client (or from ``clients``) to every storage target for ``op`` ('read'
+    or 'write')."""
+    network = FlowNetwork(system, op, clients)
     if not system.storage_targets:
         return Bound(op, 0.0, ())
     value, (reachable, _) = nx.minimum_cut(network.graph, SRC, SINK)
