@@ -61,11 +61,17 @@ def test_peak_at() -> None:
     assert not evaluate(PeakAt(type="peak_at", op="w", threads=64, within_factor=1), {"w": HUMP}).passed
 
 
-def test_peak_at_on_a_flat_top_accepts_any_point_within_the_plateau_tolerance() -> None:
-    # LEVEL's maximum is 31 at 64 threads; 30.5 at 128 is 1.6% below it, 30.2 at 512 is 2.6% below.
-    assert evaluate(PeakAt(type="peak_at", op="w", threads=256), {"w": LEVEL}).passed  # via 128
-    assert not evaluate(PeakAt(type="peak_at", op="w", threads=256, plateau=0.0), {"w": LEVEL}).passed
-    assert not evaluate(PeakAt(type="peak_at", op="w", threads=512), {"w": LEVEL}).passed
+def test_peak_at_on_a_flat_top_looks_at_the_maximum_and_where_the_plateau_begins() -> None:
+    # LEVEL's maximum is 31 at 64 threads; 30.5 at 128 is 1.6% below it, 30.2 at 512 is 2.6% below:
+    # its plateau begins at 64. A peak stated at 256 (window 128..512) is missed although 128 is on
+    # the plateau: until session 24 any plateau point passed, so a curve level from well before
+    # the window passed (an honesty review).
+    assert not evaluate(PeakAt(type="peak_at", op="w", threads=256), {"w": LEVEL}).passed
+    assert evaluate(PeakAt(type="peak_at", op="w", threads=128), {"w": LEVEL}).passed  # 64 in 64..256
+    assert evaluate(PeakAt(type="peak_at", op="w", threads=32), {"w": LEVEL}).passed  # 64 in 16..64
+    # A plateau that begins before the window counts when the maximum itself is inside it.
+    late = {32: 30.0, 64: 30.4, 128: 30.5, 256: 31.0, 512: 30.2}
+    assert evaluate(PeakAt(type="peak_at", op="w", threads=512), {"w": late}).passed  # maximum at 256
     outcome = evaluate(PeakAt(type="peak_at", op="w", threads=256), {"w": LEVEL})
     assert "64, 128" in outcome.detail
 
