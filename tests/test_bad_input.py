@@ -116,14 +116,14 @@ CASES = {
         "chunk_size: 2 MB",
     ),
     "a parity stripe unit in decimal kilobytes": (
-        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}",
+        "{count: 3, level: 0, members: 4, stripe_unit: 512 KiB, filesystem: xfs}",
         "{count: 3, level: 10, members: 4, stripe_unit: 256 KB, filesystem: xfs}",
         "templates.r740xd-nvme.numa[0].raid_groups[0].stripe_unit",
         "got 250 KiB; 256 KB is 256,000 bytes (kB, MB and GB count in powers of 1000): the power of two is written",
         "stripe_unit: 256 KB",
     ),
     "a stripe unit in decimal kilobytes, not whole KiB": (
-        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}",
+        "{count: 3, level: 0, members: 4, stripe_unit: 512 KiB, filesystem: xfs}",
         "{count: 3, level: 0, members: 4, stripe_unit: 64 KB, filesystem: xfs}",
         "templates.r740xd-nvme.numa[0].raid_groups[0].stripe_unit",
         "got 64 kB; 64 KB is 64,000 bytes (kB, MB and GB count in powers of 1000): the power of two is written 64",
@@ -179,21 +179,21 @@ CASES = {
         "pcie9",
     ),
     "stripe unit below mdadm's 4 KiB": (
-        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB",
+        "{count: 3, level: 0, members: 4, stripe_unit: 512 KiB",
         "{count: 3, level: 0, members: 4, stripe_unit: 1 B",
         "templates.r740xd-nvme.numa[0].raid_groups[0].stripe_unit",
         "at least 4 KiB, as mdadm requires",
         "stripe_unit: 1 B",
     ),
     "RAID5 stripe unit not a power of two": (
-        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB",
+        "{count: 3, level: 0, members: 4, stripe_unit: 512 KiB",
         "{count: 4, level: 5, members: 3, stripe_unit: 384 KiB",
         "templates.r740xd-nvme.numa[0].raid_groups[0].stripe_unit",
         "RAID5 needs a power-of-two stripe unit",
         "stripe_unit: 384 KiB",
     ),
     "drives left over without spares": (
-        "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB",
+        "{count: 3, level: 0, members: 4, stripe_unit: 512 KiB",
         "{count: 2, level: 0, members: 4, stripe_unit: 256 KiB",
         "templates.r740xd-nvme.numa[0].raid_groups",
         "4 drives in no RAID group but 0 spares (`spares:`, 0 when not given); declare spares: 4",
@@ -718,7 +718,7 @@ def test_an_unused_template_without_mistakes_is_fine(tmp_path) -> None:
 
 def test_a_raid0_stripe_unit_need_not_be_a_power_of_two(bad_topology) -> None:
     # Linux md's RAID0 takes any whole-KiB chunk of at least 4 KiB; only RAID4/5/6/10 need a power of two.
-    topology = bad_topology("stripe_unit: 256 KiB", "stripe_unit: 384 KiB")
+    topology = bad_topology("stripe_unit: 512 KiB", "stripe_unit: 384 KiB")
     assert run_cli("validate", str(topology)).code == 0
 
 
@@ -802,7 +802,7 @@ def test_switch_split_ports_are_consistent(tmp_path, overrides: str, fragment: s
 
 
 HCA = "{part: connectx5-edr, switch: storage-switch}"
-VOLUME = "{count: 3, level: 0, members: 4, stripe_unit: 256 KiB, filesystem: xfs}"
+VOLUME = "{count: 3, level: 0, members: 4, stripe_unit: 512 KiB, filesystem: xfs}"
 EDR_ZONE = "templates.r740xd-nvme.numa[0]"
 EDR = "beegfs-edr-2019"
 ME4084, ME484 = "    part: powervault-me4084\n", "      part: powervault-me484\n"
