@@ -415,6 +415,18 @@ def test_known_point_misses_record_their_current_error(repro: Reproduction) -> N
     assert checked >= 20
 
 
+def test_known_shape_misses_record_their_current_outcome(repro: Reproduction) -> None:
+    """A listed shape miss gives the outcome `pfssim reproduce` prints for it, word for word (the
+    run is deterministic), so its numbers cannot drift from what the model does (an honesty
+    review, session 24, found listed errors months old)."""
+    stale = [
+        f"{s.key}: listed {s.known_miss.error!r}, now {s.outcome.detail!r}"
+        for s in repro.shapes
+        if s.known_miss is not None and not s.passed and s.known_miss.error != s.outcome.detail
+    ]
+    assert stale == []
+
+
 def test_summary_numbers_are_consistent(repro: Reproduction) -> None:
     # The summaries' arithmetic is checked by hand in test_error_summary_by_hand; here, that they
     # cover every scored point, each benchmark's its own, and that the JSON says the same.
