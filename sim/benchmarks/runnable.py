@@ -59,6 +59,14 @@ def smallest_buffered_gpfs_call() -> float:
     return float(2 ** math.ceil(math.log2(_small_call_bytes())))
 
 
+def _pagepool_shares(system: System, workload: Workload, fs: GpfsSpec) -> tuple[float, dict[int, float]]:
+    """The client pagepool the workload runs with, and at each thread count the share of it one
+    stream of the busiest node gets."""
+    pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
+    clients = len(system.clients)
+    return pagepool, {t: pagepool / workload.most_on_a_client(t, clients) for t in workload.threads}
+
+
 def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) -> None:
     """Refuse buffered GPFS sequential writes without fsync whose untimed tail is more than
     :data:`UNFLUSHED_TAIL_MAX` of each file, and random ones whose file fits in the pagepool.
@@ -74,10 +82,7 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
     """
     if not set(workload.ops) & {"write", "random_write"}:
         return
-    pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
-    clients = len(system.clients)
-    # The share of one of the busiest node's streams, against each thread count's file.
-    shares = {t: pagepool / workload.most_on_a_client(t, clients) for t in workload.threads}
+    pagepool, shares = _pagepool_shares(system, workload, fs)
     # Random writes are refused only when a file fits in its share: PixStor's measured random writes
     # (32 GiB files over 16 GiB pagepools, no -e) are flat at the flush rate from one thread on,
     # with no sign of a share's worth of untimed writes.
@@ -136,11 +141,10 @@ def _check_cached_reads(system: System, workload: Workload, fs: GpfsSpec) -> Non
     the pagepool do, and such reads are modelled.
     """
     reads = [op for op in workload.ops if op in ("read", "random_read")]
-    clients = len(system.clients)
     if not reads:
         return
-    pagepool = workload.gpfs_pagepool_client or fs.pagepool.client
-    shares = {t: pagepool / workload.most_on_a_client(t, clients) for t in workload.threads}
+    pagepool, shares = _pagepool_shares(system, workload, fs)
+    clients = len(system.clients)
     # With -C a task reads another node's data, when the tasks are on more than one node.
     elsewhere = {
         t for t in workload.threads if workload.reorder_tasks and min(workload.clients_needed(t, clients), clients) > 1

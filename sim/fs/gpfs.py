@@ -32,6 +32,7 @@ from sim.config.workload import Workload
 from sim.engine.core import Pool, Station, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
+from sim.fs.settings import gpfs_nsd_threads
 from sim.params import value
 
 
@@ -424,14 +425,14 @@ class NsdPaths:
         self.server_of = {n: system.services_of(n)[0] for n in system.storage_targets + system.metadata_targets}
         # The topology's filesystem.nsd_threads, or the model parameters where it leaves them out.
         fs = system.spec.filesystem
-        given = fs.nsd_threads if isinstance(fs, GpfsSpec) else None
-        nsd_threads = given.max_worker if given else int(value("gpfs_nsd_threads"))
+        assert isinstance(fs, GpfsSpec)
+        nsd_threads = gpfs_nsd_threads(fs, "max_worker")
         self.threads = {s.name: ctx.platform.pool(f"{s.name}.threads", nsd_threads) for s in system.services.values()}
         self.cpu = value("gpfs_nsd_block_cpu_s")
         self.routes: dict[tuple[str, str, str], Route] = {}
         # A LUN's large requests are served by the threads of its own NSD queue (nsdThreadsPerQueue):
         # however many reads wait at the server, a LUN has at most that many at its drives.
-        self.queue_threads = given.per_queue if given else int(value("gpfs_nsd_threads_per_queue"))
+        self.queue_threads = gpfs_nsd_threads(fs, "per_queue")
         self.small_io = value("gpfs_nsd_small_io_bytes")
         self.queues: dict[str, Pool] = {}
 

@@ -72,6 +72,17 @@ def beegfs_conn_max(system: System, key: Literal["client", "meta"]) -> int:
     return fs.conn_max_internode.get(key, BEEGFS_CONN_DEFAULTS[key])
 
 
+#: GPFS NSD thread counts a topology leaves out: (its ``nsd_threads`` key, the model parameter).
+GPFS_NSD_THREADS = {"max_worker": "gpfs_nsd_threads", "per_queue": "gpfs_nsd_threads_per_queue"}
+
+
+def gpfs_nsd_threads(fs: GpfsSpec, key: str) -> int:
+    """``nsd_threads.max_worker`` or ``.per_queue`` of the topology, or its model parameter."""
+    if fs.nsd_threads is not None:
+        return int(getattr(fs.nsd_threads, key))
+    return int(value(GPFS_NSD_THREADS[key]))
+
+
 def _per_service(key: str, counts: dict[str, int], origin: str) -> Setting:
     """A count that may differ between services: one value when they agree."""
     distinct = sorted(set(counts.values()))
@@ -137,15 +148,10 @@ def _gpfs(fs: GpfsSpec) -> list[Setting]:
             "topology (checked against memory, not modelled)",
         ),
     ]
-    for key, field, parameter in (
-        ("nsd_threads.max_worker", "max_worker", "gpfs_nsd_threads"),
-        ("nsd_threads.per_queue", "per_queue", "gpfs_nsd_threads_per_queue"),
-    ):
-        if fs.nsd_threads is not None:
-            n, origin = getattr(fs.nsd_threads, field), "topology"
-        else:
-            n, origin = int(value(parameter)), f"default: the model parameter {parameter}"
-        settings.append(Setting(key, n, str(n), origin))
+    for key, parameter in GPFS_NSD_THREADS.items():
+        n = gpfs_nsd_threads(fs, key)
+        origin = "topology" if fs.nsd_threads is not None else f"default: the model parameter {parameter}"
+        settings.append(Setting(f"nsd_threads.{key}", n, str(n), origin))
     return settings
 
 

@@ -11,6 +11,7 @@ from sim.config.workload import Workload
 from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_atomic
 from sim.report.run import workload_title
+from sim.topology.bounds import max_flow_bound
 
 FORMATS = {".png": "png", ".svg": "svg"}
 
@@ -34,12 +35,14 @@ def _clients_used(result: RunResult, workload: object, threads: int) -> frozense
     return frozenset(clients[i] for i in range(min(workload.clients_needed(threads, len(clients)), len(clients))))
 
 
-def _ceiling(result: RunResult, op: str, clients: frozenset[str], cache: dict) -> float:
+#: Ceilings from some of the clients, by (op, the clients).
+CeilingCache = dict[tuple[str, frozenset[str]], float]
+
+
+def _ceiling(result: RunResult, op: str, clients: frozenset[str], cache: CeilingCache) -> float:
     """The max-flow ceiling of ``op`` from ``clients`` alone (cached by client set)."""
     key = (op, clients)
     if key not in cache:
-        from sim.topology.bounds import max_flow_bound
-
         cache[key] = max_flow_bound(result.system, op, clients).Bps
     return cache[key]
 
@@ -59,7 +62,8 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
     from sim.topology.summary import summarize
 
     workloads = result.workloads
-    ceilings: dict = {}  # by op, and by (op, the clients used) for a placement that leaves some out
+    ceilings: dict[str, float] = {}  # pfssim show's, by op (and "op even" where lower)
+    by_clients: CeilingCache = {}  # for thread counts that leave clients idle
     fig, axes = plt.subplots(len(workloads), 1, figsize=(7, 3.6 * len(workloads)), squeeze=False)
     for ax, workload in zip(axes[:, 0], workloads, strict=True):
         for op in workload.point_ops:
@@ -105,7 +109,7 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                 else:  # the clients the threads run on, at each thread count
                     ax.plot(
                         x,
-                        [_ceiling(result, op, u, ceilings) / scale for u in used],
+                        [_ceiling(result, op, u, by_clients) / scale for u in used],
                         color=color,
                         linestyle="--",
                         linewidth=0.8,
