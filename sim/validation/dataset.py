@@ -20,6 +20,7 @@ from sim.config.quantities import Count, Model, Text
 from sim.config.units import Dimension, UnitError, parse_quantity
 from sim.config.yamlio import SourceMap, load_yaml
 from sim.errors import ConfigError, PfssimError, Problem
+from sim.params import PARAMETERS
 from sim.validation.shapes import CheckSpec
 
 #: The repository's ``validation/`` folder (a checkout or an editable install).
@@ -72,6 +73,9 @@ class PublishedPoint(Model):
     source: Text
     quote: Text | None = None
     note: Text | None = None
+    # The model parameter (sim.params) fitted on this point, wholly or with others: agreement here
+    # is by construction, so the point is scored but kept out of the error medians and maxima.
+    fitted: Text | None = None
 
     @field_validator("value")
     @classmethod
@@ -208,6 +212,18 @@ class KnownMissesSpec(Model):
     misses: list[MissSpec] = Field(default_factory=list)
 
 
+def _fitted_problem(name: str, system: str) -> str | None:
+    """Why ``fitted: name`` cannot be right on a point of ``system`` (None when it can)."""
+    parameter = PARAMETERS.get(name)
+    if parameter is None:
+        return f"{name!r} is not a model parameter (pfssim reproduce --parameters lists them)"
+    if parameter.fitted_on is None:
+        return f"{name} is not fitted on published data (its source: {parameter.source})"
+    if parameter.fitted_on.split()[0] != system:
+        return f"{name} is fitted on {parameter.fitted_on}, not on {system}"
+    return None
+
+
 def _cross_check(spec: DatasetSpec, smap: SourceMap, path: Path) -> list[Problem]:
     """Workloads exist, ops and thread counts of points and checks belong to the workload."""
     from sim.benchmarks.workloads import find_workload
@@ -228,6 +244,10 @@ def _cross_check(spec: DatasetSpec, smap: SourceMap, path: Path) -> list[Problem
             continue
         for i, point in enumerate(bench.points):
             where = ("benchmarks", name, "points", i)
+            if point.fitted is not None:
+                problem = _fitted_problem(point.fitted, spec.system)
+                if problem:
+                    problems.append(smap.problem((*where, "fitted"), problem))
             if point.op not in workload.point_ops:
                 problems.append(smap.problem((*where, "op"), f"{workload.name} does not run {point.op!r}"))
             if point.threads is not None and point.threads not in workload.threads:

@@ -124,6 +124,11 @@ class PointScore:
         """The known-miss key of this point."""
         return (self.system, self.benchmark, "point", self.point.id)
 
+    @property
+    def fitted(self) -> bool:
+        """A model parameter was fitted on this point: its agreement is by construction."""
+        return self.point.fitted is not None
+
 
 @dataclass
 class ShapeScore:
@@ -158,22 +163,29 @@ class PendingPoint:
 
 @dataclass(frozen=True)
 class ErrorSummary:
-    """Median and maximum absolute error over a set of scored points."""
+    """Median and maximum absolute error over the predicted points of a set of scored points.
+
+    A point a model parameter was fitted on agrees by construction, so it says nothing about how
+    well the model predicts: it is counted apart (``n_fitted``) and left out of the median and the
+    maximum, which are over the ``n_points`` predicted points. Out of tolerance counts every point,
+    fitted or not: a fitted point the model no longer meets is still a miss."""
 
     median_abs_error: float | None
     max_abs_error: float | None
     n_points: int
     n_out_of_tolerance: int
+    n_fitted: int = 0
 
     @classmethod
     def of(cls, points: Sequence[PointScore]) -> ErrorSummary:
-        """Summarise ``points`` (None for the errors of an empty set)."""
-        errors = [abs(p.error) for p in points]
+        """Summarise ``points`` (None for the errors of a set with no predicted point)."""
+        errors = [abs(p.error) for p in points if not p.fitted]
         return cls(
             median_abs_error=statistics.median(errors) if errors else None,
             max_abs_error=max(errors) if errors else None,
-            n_points=len(points),
+            n_points=len(errors),
             n_out_of_tolerance=sum(1 for p in points if not p.within),
+            n_fitted=sum(1 for p in points if p.fitted),
         )
 
 
