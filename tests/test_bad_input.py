@@ -462,6 +462,33 @@ def test_impossible_gpfs_settings_are_located(tmp_path, old: str, new: str, path
     assert int(lines[0]["line"]) == _line_of(topology.read_text(), new)
 
 
+@pytest.mark.parametrize(
+    ("new", "key", "fragment"),
+    [
+        # 4 x 20 members fill 80 of the 84 slots, the same as 8 x 10: only the group's size is wrong.
+        (
+            "{count: 4, level: 6, members: 20, interleave: 2, stripe_unit: 512 KiB}",
+            "members",
+            "an ME4 linear disk group of RAID6 has at most 16 members",
+        ),
+        (
+            "{count: 8, level: 6, members: 10, interleave: 2, stripe_unit: 16 MiB}",
+            "stripe_unit",
+            "an ME4 controller stripes with units of at most 512 KiB",
+        ),
+    ],
+)
+def test_me4_disk_groups_beyond_what_the_array_builds_are_refused(tmp_path, new: str, key: str, fragment: str) -> None:
+    # Session 24's architect built both and pfssim ran them (Dell's guide caps linear groups at 16
+    # disks and names 512 KB as the controllers' largest stripe unit).
+    old = "{count: 8, level: 6, members: 10, interleave: 2, stripe_unit: 512 KiB}"
+    topology = _variant(tmp_path, "pixstor-large", [(old, new)])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["path"] for m in lines] == [f"enclosures[0].raid_groups[0].{key}"], lines
+    assert fragment in lines[0]["message"]
+    assert int(lines[0]["line"]) == _line_of(topology.read_text(), new)
+
+
 def test_a_bad_enclosure_is_reported_once_without_echoes(tmp_path) -> None:
     # A typo in the ME4084's overrides: the enclosure is not built, and the servers' SAS cabling
     # to "me4084-*" must not add "no enclosure matches" lines that only echo it.
@@ -778,6 +805,21 @@ def test_a_pagepool_must_fit_in_memory(tmp_path, side: str) -> None:
     assert [m["path"] for m in lines] == [f"filesystem.pagepool.{side}"], lines
     host = "c6230-0 (memory set at clients[0].memory)" if side == "client" else "storage0"
     assert "pagepool does not fit in the" in lines[0]["message"] and host in lines[0]["message"]
+
+
+@pytest.mark.parametrize(("client", "refused"), [("153.6 GiB", False), ("154 GiB", True), ("190 GiB", True)])
+def test_a_pagepool_above_80_percent_of_memory_is_refused(tmp_path, client: str, refused: bool) -> None:
+    # Session 24's architect ran a 190 GiB pagepool on the 192 GiB clients; GPFS cannot pin more
+    # than 80% of real memory (IBM message 6027-329), here 153.6 GiB.
+    old = "pagepool: {client: 32 GiB, server: 96 GiB}"
+    topology = _variant(tmp_path, "pixstor-large", [(old, old.replace("32 GiB", client))])
+    result = run_cli("validate", str(topology))
+    if not refused:
+        assert result.code == 0, result.stdout
+        return
+    lines = _located(result)
+    assert [m["path"] for m in lines] == ["filesystem.pagepool.client"], lines
+    assert "cannot be more than 80% of real memory (153.6 GiB here" in lines[0]["message"]
 
 
 def test_a_beegfs_metadata_service_has_one_target(tmp_path) -> None:

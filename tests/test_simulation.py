@@ -492,6 +492,7 @@ cpus:
     cores: 24
     base_clock: "2.9 GHz"
     upi_links: 1
+    max_sockets: 2
     upi_link_rate: "2 GB/s"
     pcie_bus: pcie3
     pcie_lanes: 48

@@ -235,7 +235,7 @@ benchmarks: [beegfs-hp-iozone-seq]
 parts:
   cpus:
     one-upi:
-      {model: a CPU with one 5 GB/s UPI link, cores: 32, base_clock: 2.2 GHz, upi_links: 1,
+      {model: a CPU with one 5 GB/s UPI link, cores: 32, base_clock: 2.2 GHz, upi_links: 1, max_sockets: 2,
        upi_link_rate: 5 GB/s, pcie_bus: pcie4, pcie_lanes: 64, source: test}
 network:
   switches: [{name: ib, part: mellanox-qm8700}]
@@ -274,6 +274,24 @@ filesystem:
   conn_max_internode: {}
   capacity_efficiency: {value: 0.99, source: test}
 """
+
+
+def test_a_server_with_more_sockets_than_its_cpu_scales_to_is_refused(tmp_path: Path) -> None:
+    # Session 24's architect built a 4-socket server of 2-socket CPUs and pfssim ran it.
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    four = UNEVEN_ZONES.replace("r750\n    role: storage", "r840\n    role: storage")
+    zone = "      - drives: {part: intel-p4610-3.2tb, count: 8}"
+    four = four.replace(zone, "      - count: 3\n" + zone.replace("- ", "  "))
+    (tmp_path / "four.yaml").write_text(four)
+    result = run_cli("validate", str(tmp_path / "four.yaml"))
+    assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    line = four.splitlines().index("    cpu: one-upi") + 1
+    assert result.stdout.strip() == (
+        f"{tmp_path / 'four.yaml'}:{line} templates.zones.cpu: 4 NUMA zones (one a socket) but the a CPU with "
+        "one 5 GB/s UPI link populates at most 2 sockets of a server (its max_sockets)"
+    )
+    (tmp_path / "four.yaml").write_text(four.replace("max_sockets: 2", "max_sockets: 4"))
+    assert run_cli("validate", str(tmp_path / "four.yaml")).code == 0
 
 
 def test_the_even_share_ceiling_finds_a_part_only_some_targets_cross(tmp_path: Path) -> None:

@@ -254,6 +254,9 @@ class Cpu(Part):
     upi_link_rate: Bandwidth
     pcie_bus: Text
     pcie_lanes: PartCount
+    # The most sockets of one server this CPU can populate (Intel's "scalability", 2S, 4S or 8S): a
+    # server whose NUMA zones outnumber it is refused.
+    max_sockets: PartCount
 
 
 class Server(Part):

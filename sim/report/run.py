@@ -103,6 +103,10 @@ def render_run(result: RunResult, console: Console) -> None:
             title += f", every thread on {result.system.clients[0]}"
         elif workload.per_node is not None:
             title += f", {workload.per_node} per client"
+        elif len(result.system.clients) > 1:
+            # Said even when the command line gave no mapping (mpirun without one is dealt the same
+            # way; docs/design.md, Engine), so the placement is never silent.
+            title += f", dealt round robin over {len(result.system.clients)} clients"
         table = Table(title=title)
         points = [p for op in workload.point_ops for p in result.curve(workload.name, op)]
         last_task = any(p.last_task_factor is not None for p in points)

@@ -26,6 +26,12 @@ from sim.topology.model import Component, System
 
 __all__ = ["Builder", "build_system", "expand_names", "load_system"]
 
+#: The largest share of a node's real memory a GPFS pagepool can take: "The pagepool size may be too
+#: large. It cannot be more than 80% of real memory" (IBM Storage Scale message 6027-329, "Cannot pin
+#: the main shared segment"). Newer releases also cap it by pagepoolMaxPhysMemPct, whose default is
+#: not in IBM's pages pfssim has; 80% is the documented hard limit.
+GPFS_PAGEPOOL_MAX_SHARE = 0.8
+
 
 class Builder(ServerSteps, ServiceSteps):
     """Builds one system; collects problems instead of stopping at the first."""
@@ -264,7 +270,8 @@ class Builder(ServerSteps, ServiceSteps):
             )
 
     def check_pagepools(self) -> None:
-        """GPFS pins its pagepool in memory: it must fit in every client's, and every NSD server's."""
+        """GPFS pins its pagepool in memory: it must fit in every client's, and every NSD server's,
+        within the share of real memory GPFS can pin (:data:`GPFS_PAGEPOOL_MAX_SHARE`)."""
         fs = self.spec.filesystem
         if not isinstance(fs, GpfsSpec):
             return
@@ -282,11 +289,13 @@ class Builder(ServerSteps, ServiceSteps):
                 )
             for name in names:
                 memory, where = self.host_memory.get(name, (math.inf, ()))
-                if size >= memory:
+                if size > GPFS_PAGEPOOL_MAX_SHARE * memory:
                     self.problem(
                         ("filesystem", "pagepool", side),
                         f"a {size / 2**30:g} GiB pagepool does not fit in the {memory / 2**30:g} GiB of {name} "
-                        f"(memory set at {format_path(where)}); GPFS pins the pagepool in memory",
+                        f"(memory set at {format_path(where)}): GPFS pins the pagepool in memory, and it "
+                        f"cannot be more than 80% of real memory ({GPFS_PAGEPOOL_MAX_SHARE * memory / 2**30:g} "
+                        "GiB here; IBM Storage Scale message 6027-329)",
                     )
                     break
 

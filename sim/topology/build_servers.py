@@ -104,6 +104,13 @@ class ServerSteps(StorageSteps):
                 origin["numa"], f"{len(zones)} NUMA zones but the {chassis.model} has {chassis.sockets} sockets"
             )
             raise _Abort
+        if len(zones) > cpu.max_sockets:
+            self.problem(
+                origin["cpu"] if body.cpu else origin["numa"],
+                f"{len(zones)} NUMA zones (one a socket) but the {cpu.model} populates at most "
+                f"{cpu.max_sockets} sockets of a server (its max_sockets)",
+            )
+            raise _Abort
         for zone_name, _, zpath in zones:
             self.add_unique(Component(zone_name, "numa", cpu.model, note=f"{cpu.cores} cores"), zpath)
             self.system.zone_cores[zone_name] = cpu.cores

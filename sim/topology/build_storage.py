@@ -13,6 +13,16 @@ from sim.config.units import Dimension, format_quantity
 from sim.topology.build_base import BuilderBase, YamlPath, _Abort, _Pool
 from sim.topology.model import Component, RaidGroup
 
+#: The most members a linear disk group of a PowerVault ME4 array may have, by RAID level (ME4 Series
+#: Administrator's Guide, Table 4 "Linear disk group expansion by RAID level": RAID 0, 3, 5 and 6 up
+#: to 16 disks, RAID 1 exactly 2, RAID 10 up to 16). Every enclosure pfssim models is an ME4 (the
+#: ME4084 and ME4024 controller enclosures, the ME484 expansion).
+ME4_MAX_MEMBERS = {0: 16, 1: 2, 5: 16, 6: 16, 10: 16}
+#: The largest stripe unit an ME4 controller uses: "The controller will use a 512-KB stripe unit size
+#: when the data disks are a power of two" (ME4 Series Administrator's Guide, "Disk count per RAID
+#: level"; 64 KB otherwise, for RAID 5 and 6). No larger unit is named anywhere in the guide.
+ME4_MAX_STRIPE_UNIT = 512 * 1024
+
 
 class StorageSteps(BuilderBase):
     """Enclosures, expansions, drive pools and RAID groups."""
@@ -108,6 +118,27 @@ class StorageSteps(BuilderBase):
         exp_pool = self.make_pool(exp_name, enc.expansion.drives, exp_part.slots, exp_ports, epath)
         self.deal_groups(exp_pool, enc.expansion.raid_groups, enc.expansion.spares, "vd{i}", epath, exp_ports, owners)
 
+    def me4_group_ok(self, raid: RaidSpec, gpath: YamlPath) -> bool:
+        """An enclosure's RAID group within what an ME4 array can build (else a problem, and False)."""
+        most = ME4_MAX_MEMBERS[raid.level]
+        ok = True
+        if raid.members > most:
+            self.problem(
+                (*gpath, "members"),
+                f"an ME4 linear disk group of RAID{raid.level} has at most {most} members (ME4 Series "
+                f"Administrator's Guide, linear disk group limits by RAID level); got {raid.members}",
+            )
+            ok = False
+        if raid.stripe_unit > ME4_MAX_STRIPE_UNIT:
+            self.problem(
+                (*gpath, "stripe_unit"),
+                f"an ME4 controller stripes with units of at most 512 KiB (ME4 Series Administrator's Guide: "
+                f"512 KB when the data disks are a power of two, 64 KB otherwise); got "
+                f"{format_quantity(raid.stripe_unit, Dimension.SIZE)}",
+            )
+            ok = False
+        return ok
+
     def make_pool(self, name: str, drives: DriveSet, slots: int | None, upstream: list[str], path: YamlPath) -> _Pool:
         """``drives.count`` drives named ``<name>.drive<n>`` attached to ``upstream``."""
         if slots is not None and drives.count > slots:
@@ -187,6 +218,8 @@ class StorageSteps(BuilderBase):
         problems_before = len(self.problems)
         for g, raid in enumerate(specs):
             gpath: YamlPath = (*path, "raid_groups", g)
+            if owners and not self.me4_group_ok(raid, gpath):
+                continue
             if raid.drives is not None:
                 slot_lists = [list(raid.drives)]
             else:
