@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sim.benchmarks.driver import PointResult, Precision, run_point  # noqa: E402
-from sim.benchmarks.suite import default_workloads  # noqa: E402
+from sim.benchmarks.workloads import find_workload  # noqa: E402
 from sim.topology.build import load_system  # noqa: E402
 
 #: (topology, workload, op, threads): cheap points spread over the systems and kinds of model.
@@ -46,8 +46,9 @@ def _runs(
     topology: str, workload: str, op: str, threads: int, seeds: list[int], precision: Precision
 ) -> list[PointResult]:
     """One point run at each of ``seeds``."""
-    system = load_system(ROOT / "topologies" / f"{topology}.yaml")
-    chosen = {w.name: w for w in default_workloads(system)}[workload]
+    path = ROOT / "topologies" / f"{topology}.yaml"
+    system = load_system(path)
+    chosen = find_workload(workload, path)  # a name in workloads/ or a workload file
     return [run_point(system, chosen, op, threads, seed=seed, precision=precision) for seed in seeds]
 
 

@@ -294,6 +294,35 @@ def test_a_server_with_more_sockets_than_its_cpu_scales_to_is_refused(tmp_path: 
     assert run_cli("validate", str(tmp_path / "four.yaml")).code == 0
 
 
+def test_a_chassis_cpu_that_cannot_fill_its_sockets_is_refused_for_servers_and_clients(tmp_path: Path) -> None:
+    # The CPU comes from the chassis (no cpu: key), so a server's problem is at its numa list; a
+    # client's sockets are its chassis's (beegfs-hdr100's 4-socket R840 clients).
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    parts = tmp_path / "parts" / "servers.yaml"
+    text = parts.read_text()
+    old = "    cpu: xeon-platinum-8260\n"
+    assert old in text
+    parts.write_text(text.replace(old, "    cpu: xeon-gold-6330\n"))  # an Ice Lake part: 2 sockets
+    topology = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    (tmp_path / "hdr.yaml").write_text(topology)
+    result = run_cli("validate", str(tmp_path / "hdr.yaml"))
+    assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    line = topology.splitlines().index("    part: poweredge-r840") + 1
+    assert result.stdout.strip() == (
+        f"{tmp_path / 'hdr.yaml'}:{line} clients[0].part: the Dell EMC PowerEdge R840 (2U, 4 sockets) has 4 sockets "
+        "but the Intel Xeon Gold 6330 (Ice Lake-SP) populates at most 2 sockets of a server (its max_sockets)"
+    )
+    four = UNEVEN_ZONES.replace("r750\n    role: storage", "r840\n    role: storage").replace("    cpu: one-upi\n", "")
+    zone = "      - drives: {part: intel-p4610-3.2tb, count: 8}"
+    four = four.replace(zone, "      - count: 3\n" + zone.replace("- ", "  "))
+    (tmp_path / "four.yaml").write_text(four)
+    result = run_cli("validate", str(tmp_path / "four.yaml"))
+    assert result.code == 2
+    numa = four.splitlines().index("    numa:") + 1
+    wanted = f"four.yaml:{numa} templates.zones.numa: 4 NUMA zones (one a socket) but the Intel Xeon Gold 6330"
+    assert wanted in result.stdout, result.stdout
+
+
 def test_the_even_share_ceiling_finds_a_part_only_some_targets_cross(tmp_path: Path) -> None:
     # An architect's what-if (session 24): each server's second zone is reached over one 5 GB/s
     # UPI link. The free max-flow sends everything to the first zones' targets, 4 x 24.8 GB/s HDR

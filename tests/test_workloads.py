@@ -410,8 +410,12 @@ def test_settings_of_another_file_system_are_refused() -> None:
         check_runnable(beegfs, find_workload("pixstor-iozone-random"))
     check_runnable(gpfs, find_workload("pixstor-iozone-random"))
     huge = find_workload("pixstor-iozone-random").model_copy(update={"gpfs_pagepool_client": 100 * 2.0**40})
-    with pytest.raises(PfssimError, match="does not fit in the 192 GiB"):
+    with pytest.raises(PfssimError, match="is more than 80% of the 192 GiB"):
         check_runnable(gpfs, huge)
+    # 80% of the clients' 192 GiB is what GPFS can pin (IBM message 6027-329): 154 GiB is refused.
+    above = find_workload("pixstor-iozone-random").model_copy(update={"gpfs_pagepool_client": 154 * 2.0**30})
+    with pytest.raises(PfssimError, match=r"cannot be more than 80% of real memory \(153.6 GiB here"):
+        check_runnable(gpfs, above)
     tiny = find_workload("pixstor-iozone-random").model_copy(update={"gpfs_pagepool_client": 3.0})
     with pytest.raises(PfssimError, match="a client pagepool of 3 B cannot hold one 8 MiB file-system block"):
         check_runnable(gpfs, tiny)

@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("topology", type=Path, help="a topology YAML file")
     show.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
-    validate = commands.add_parser("validate", help="check topology and workload files; exit 2 listing every problem")
+    validate = commands.add_parser("validate", help="check topology and workload files; exit 2 listing problems found")
     validate.add_argument("files", type=Path, nargs="+", help="topology or workload YAML files")
 
     run = commands.add_parser("run", help="simulate benchmarks on a topology and predict their curves")

@@ -281,6 +281,13 @@ class GpfsNsdSpec(Model):
     servers: list[Text] = Field(min_length=1)
 
 
+#: The largest share of a node's real memory a GPFS pagepool can take: "The pagepool size may be too
+#: large. It cannot be more than 80% of real memory" (IBM Storage Scale message 6027-329, "Cannot pin
+#: the main shared segment"). Newer releases also cap it by pagepoolMaxPhysMemPct, whose default is
+#: not in IBM's pages pfssim has; 80% is the documented hard limit.
+GPFS_PAGEPOOL_MAX_SHARE = 0.8
+
+
 class PagepoolSpec(Model):
     """GPFS pagepool sizes on clients and NSD servers."""
 

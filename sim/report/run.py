@@ -105,7 +105,8 @@ def render_run(result: RunResult, console: Console) -> None:
             title += f", {workload.per_node} per client"
         elif len(result.system.clients) > 1:
             # Said even when the command line gave no mapping (mpirun without one is dealt the same
-            # way; docs/design.md, Engine), so the placement is never silent.
+            # way; docs/design.md, Engine): on a system of several clients the title always says
+            # where the threads run.
             title += f", dealt round robin over {len(result.system.clients)} clients"
         table = Table(title=title)
         points = [p for op in workload.point_ops for p in result.curve(workload.name, op)]

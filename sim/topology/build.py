@@ -14,6 +14,7 @@ from pathlib import Path
 from sim.config.load import Catalogue, load_system_spec
 from sim.config.parts import Cpu, Link, Server, Switch
 from sim.config.system import (
+    GPFS_PAGEPOOL_MAX_SHARE,
     GpfsSpec,
     SystemSpec,
 )
@@ -25,12 +26,6 @@ from sim.topology.build_services import ServiceSteps
 from sim.topology.model import Component, System
 
 __all__ = ["Builder", "build_system", "expand_names", "load_system"]
-
-#: The largest share of a node's real memory a GPFS pagepool can take: "The pagepool size may be too
-#: large. It cannot be more than 80% of real memory" (IBM Storage Scale message 6027-329, "Cannot pin
-#: the main shared segment"). Newer releases also cap it by pagepoolMaxPhysMemPct, whose default is
-#: not in IBM's pages pfssim has; 80% is the documented hard limit.
-GPFS_PAGEPOOL_MAX_SHARE = 0.8
 
 
 class Builder(ServerSteps, ServiceSteps):
@@ -150,6 +145,14 @@ class Builder(ServerSteps, ServiceSteps):
                 assert isinstance(cpu, Cpu)
                 names = self.names(spec.name, spec.count, spec.start, path)
             except _Abort:
+                continue
+            if chassis.sockets > cpu.max_sockets:
+                # A client's sockets are its chassis's, all populated (its cores count them).
+                self.problem(
+                    (*path, "cpu") if spec.cpu else (*path, "part"),
+                    f"the {chassis.model} has {chassis.sockets} sockets but the {cpu.model} populates at most "
+                    f"{cpu.max_sockets} sockets of a server (its max_sockets)",
+                )
                 continue
             physical = chassis.sockets * cpu.cores
             if spec.cores is not None and spec.cores > physical:
@@ -292,7 +295,7 @@ class Builder(ServerSteps, ServiceSteps):
                 if size > GPFS_PAGEPOOL_MAX_SHARE * memory:
                     self.problem(
                         ("filesystem", "pagepool", side),
-                        f"a {size / 2**30:g} GiB pagepool does not fit in the {memory / 2**30:g} GiB of {name} "
+                        f"a {size / 2**30:g} GiB pagepool is more than 80% of the {memory / 2**30:g} GiB of {name} "
                         f"(memory set at {format_path(where)}): GPFS pins the pagepool in memory, and it "
                         f"cannot be more than 80% of real memory ({GPFS_PAGEPOOL_MAX_SHARE * memory / 2**30:g} "
                         "GiB here; IBM Storage Scale message 6027-329)",

@@ -218,8 +218,6 @@ class StorageSteps(BuilderBase):
         problems_before = len(self.problems)
         for g, raid in enumerate(specs):
             gpath: YamlPath = (*path, "raid_groups", g)
-            if owners and not self.me4_group_ok(raid, gpath):
-                continue
             if raid.drives is not None:
                 slot_lists = [list(raid.drives)]
             else:
@@ -231,6 +229,9 @@ class StorageSteps(BuilderBase):
                     slot_lists.append([base + offset + m * raid.interleave for m in range(raid.members)])
                 whole_blocks = -(-raid.count // raid.interleave)
                 next_slot += whole_blocks * block
+            # After the slots are dealt, so that the groups after a refused one take their own.
+            if owners and not self.me4_group_ok(raid, gpath):
+                continue
             pattern = raid.name or default_name
             if raid.owner != "alternate" and not owners:
                 self.problem(

@@ -74,7 +74,7 @@ class PublishedPoint(Model):
     quote: Text | None = None
     note: Text | None = None
     # The model parameter (sim.params) fitted on this point, wholly or with others: agreement here
-    # is by construction, so the point is scored but kept out of the error medians and maxima.
+    # is by construction, so the point is scored but kept out of the error medians.
     fitted: Text | None = None
 
     @field_validator("value")
