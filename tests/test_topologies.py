@@ -20,7 +20,7 @@ from sim.params import value
 from sim.report.show import show_json
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
-from tests.conftest import ROOT, TOPOLOGIES, UPDATE_GOLDEN, build_model, run_cli
+from tests.conftest import ROOT, TOPOLOGIES, UPDATE_GOLDEN, CliResult, build_model, run_cli
 
 GOLDEN = Path(__file__).parent / "golden" / "show"
 TIB = 2**40
@@ -276,15 +276,22 @@ filesystem:
 """
 
 
-def test_a_server_with_more_sockets_than_its_cpu_scales_to_is_refused(tmp_path: Path) -> None:
-    # Session 24's architect built a 4-socket server of 2-socket CPUs and pfssim ran it.
-    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
-    four = UNEVEN_ZONES.replace("r750\n    role: storage", "r840\n    role: storage")
+def _four_zone_servers(tmp_path: Path, cpu: str = "    cpu: one-upi\n") -> tuple[str, CliResult]:
+    """UNEVEN_ZONES with 4-socket R840 storage servers of four zones (``cpu`` the template's cpu
+    line, empty for the chassis's own), and what ``validate`` says of it (refused, no traceback)."""
+    four = UNEVEN_ZONES.replace("r750\n    role: storage", "r840\n    role: storage").replace("    cpu: one-upi\n", cpu)
     zone = "      - drives: {part: intel-p4610-3.2tb, count: 8}"
     four = four.replace(zone, "      - count: 3\n" + zone.replace("- ", "  "))
     (tmp_path / "four.yaml").write_text(four)
     result = run_cli("validate", str(tmp_path / "four.yaml"))
     assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
+    return four, result
+
+
+def test_a_server_with_more_sockets_than_its_cpu_scales_to_is_refused(tmp_path: Path) -> None:
+    # Session 24's architect built a 4-socket server of 2-socket CPUs and pfssim ran it.
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    four, result = _four_zone_servers(tmp_path)
     line = four.splitlines().index("    cpu: one-upi") + 1
     assert result.stdout.strip() == (
         f"{tmp_path / 'four.yaml'}:{line} templates.zones.cpu: 4 NUMA zones (one a socket) but the a CPU with "
@@ -312,12 +319,7 @@ def test_a_chassis_cpu_that_cannot_fill_its_sockets_is_refused_for_servers_and_c
         f"{tmp_path / 'hdr.yaml'}:{line} clients[0].part: the Dell EMC PowerEdge R840 (2U, 4 sockets) has 4 sockets "
         "but the Intel Xeon Gold 6330 (Ice Lake-SP) populates at most 2 sockets of a server (its max_sockets)"
     )
-    four = UNEVEN_ZONES.replace("r750\n    role: storage", "r840\n    role: storage").replace("    cpu: one-upi\n", "")
-    zone = "      - drives: {part: intel-p4610-3.2tb, count: 8}"
-    four = four.replace(zone, "      - count: 3\n" + zone.replace("- ", "  "))
-    (tmp_path / "four.yaml").write_text(four)
-    result = run_cli("validate", str(tmp_path / "four.yaml"))
-    assert result.code == 2
+    four, result = _four_zone_servers(tmp_path, cpu="")
     numa = four.splitlines().index("    numa:") + 1
     wanted = f"four.yaml:{numa} templates.zones.numa: 4 NUMA zones (one a socket) but the Intel Xeon Gold 6330"
     assert wanted in result.stdout, result.stdout
