@@ -643,6 +643,27 @@ def test_a_run_whose_parent_alone_is_stopped_leaves_no_worker(how: str) -> None:
         pytest.fail("workers were left running after their parent stopped")
 
 
+def test_main_gives_the_callers_signal_handlers_back() -> None:
+    # main installs its own SIGTERM and SIGHUP handlers for a run; a script or a test that calls it
+    # keeps its own afterwards. (Left installed, they were inherited by worker processes forked
+    # later in the same process, where one raising in a fresh child can send a copy of the
+    # caller's code on its way: the likely cause of a session 25 CI run in which pytest-xdist was
+    # told of one test twice.)
+    import signal
+
+    def mine(number: int, frame: object) -> None:  # pragma: no cover - never delivered
+        pass
+
+    before = {n: signal.signal(n, mine) for n in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        assert run_cli("validate", str(ROOT / "topologies" / "beegfs-hdr100.yaml")).code == 0
+        assert run_cli("show", str(ROOT / "topologies" / "missing.yaml")).code == 2
+        assert signal.getsignal(signal.SIGTERM) is mine and signal.getsignal(signal.SIGHUP) is mine
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
 def test_a_worker_pool_stopped_by_an_error_leaves_the_callers_own_processes_alone() -> None:
     import multiprocessing
     import time

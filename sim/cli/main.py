@@ -516,11 +516,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # --version > /dev/full must not exit 0: the flush shows it here
             return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
         # A plain kill (SIGTERM) or a closed terminal (SIGHUP) stops a run as Ctrl-C does: the
-        # workers with it, no output file begun, no traceback.
-        for number in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(number, _terminated)
-        code = handlers[args.command](args)
-        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+        # workers with it, no output file begun, no traceback. The caller's handlers come back
+        # when main returns (a script or a test calling main keeps its own).
+        previous = {number: signal.signal(number, _terminated) for number in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            code = handlers[args.command](args)
+            sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+        finally:
+            for number, handler in previous.items():
+                if handler is not None:  # None: a handler not set from Python, which cannot be put back
+                    signal.signal(number, handler)
         return code
     except PfssimError as exc:
         problems = getattr(exc, "problems", None) or [Problem("", None, "", str(exc))]

@@ -2,7 +2,7 @@
 
 Ctrl-C reaches every process of the terminal's process group. Workers ignore it, so none prints a
 traceback of its own; the parent, interrupted, cancels what has not started and stops the workers
-at once instead of waiting for the simulations they are running. A parent that dies without that
+at once (SIGKILL) instead of waiting for the simulations they are running. A parent that dies without that
 chance (killed) takes its workers with it: on Linux each asks the kernel for SIGTERM when its
 parent exits (``prctl(PR_SET_PDEATHSIG)``), so none is left computing for no one.
 """
@@ -52,6 +52,11 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         pool.shutdown(wait=False, cancel_futures=True)
         for child in multiprocessing.active_children():
             if child not in others:
-                child.terminate()
+                # SIGKILL, which no handler can catch: a worker forked a moment ago still has the
+                # parent's Python handlers (the CLI's for SIGTERM) until its initializer runs, and
+                # one raising in the child's first bytecodes, before multiprocessing's guard, would
+                # unwind into a copy of the parent's own code (the likely cause of a session 25 CI
+                # run in which pytest-xdist was told of one test twice, under load).
+                child.kill()
         raise
     pool.shutdown(wait=True)
