@@ -255,7 +255,7 @@ class Cpu(Part):
     pcie_bus: Text
     pcie_lanes: PartCount
     # The most sockets of one server this CPU can populate (Intel's "scalability", 2S, 4S or 8S): a
-    # server whose NUMA zones outnumber it is refused.
+    # server whose NUMA zones, or a client whose chassis's sockets, outnumber it is refused.
     max_sockets: PartCount
 
 
