@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from sim.config.system import GPFS_PAGEPOOL_MAX_SHARE, BeeGFSSpec, GpfsSpec
+from sim.config.system import BeeGFSSpec, GpfsSpec, pagepool_too_large
 from sim.config.units import format_bytes, format_decimal_bytes
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, at_threads
 from sim.errors import PfssimError, Problem, WorkloadError
@@ -391,15 +391,14 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                 )
             for client in system.clients:
                 memory = system.client_memory.get(client)
-                if memory is not None and pagepool > GPFS_PAGEPOOL_MAX_SHARE * memory:
+                why = None if memory is None else pagepool_too_large(pagepool, memory)
+                if why and memory is not None:
                     raise WorkloadError(
                         [
                             workload.problem(
                                 "gpfs_pagepool_client",
                                 f"a client pagepool of {pagepool / 2**30:g} GiB is more than 80% of the "
-                                f"{memory / 2**30:g} GiB of {client}: GPFS pins the pagepool in memory, and it "
-                                f"cannot be more than 80% of real memory ({GPFS_PAGEPOOL_MAX_SHARE * memory / 2**30:g} "
-                                "GiB here; IBM Storage Scale message 6027-329)",
+                                f"{memory / 2**30:g} GiB of {client}: {why}",
                             )
                         ]
                     )

@@ -258,6 +258,13 @@ class Cpu(Part):
     # server whose NUMA zones, or a client whose chassis's sockets, outnumber it is refused.
     max_sockets: PartCount
 
+    def too_many_sockets(self, sockets: int) -> str | None:
+        """Why a server of ``sockets`` sockets cannot be built of this CPU (the end of the message
+        that counts them), or None when it can."""
+        if sockets <= self.max_sockets:
+            return None
+        return f"the {self.model} populates at most {self.max_sockets} sockets of a server (its max_sockets)"
+
 
 class Server(Part):
     """A server chassis with its default CPU and memory (a system file may override both)."""

@@ -288,6 +288,17 @@ class GpfsNsdSpec(Model):
 GPFS_PAGEPOOL_MAX_SHARE = 0.8
 
 
+def pagepool_too_large(size: float, memory: float) -> str | None:
+    """Why a pagepool of ``size`` bytes cannot be pinned on a node of ``memory`` bytes (the end of
+    the message that names them), or None when it can."""
+    if size <= GPFS_PAGEPOOL_MAX_SHARE * memory:
+        return None
+    return (
+        "GPFS pins the pagepool in memory, and it cannot be more than 80% of real memory "
+        f"({GPFS_PAGEPOOL_MAX_SHARE * memory / 2**30:g} GiB here; IBM Storage Scale message 6027-329)"
+    )
+
+
 class PagepoolSpec(Model):
     """GPFS pagepool sizes on clients and NSD servers."""
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from sim.config.load import Catalogue, load_system_spec
 from sim.config.parts import Cpu, Link, Server, Switch
 from sim.config.system import (
-    GPFS_PAGEPOOL_MAX_SHARE,
     GpfsSpec,
     SystemSpec,
+    pagepool_too_large,
 )
 from sim.config.yamlio import SourceMap, format_path
 from sim.errors import TopologyError
@@ -146,12 +146,11 @@ class Builder(ServerSteps, ServiceSteps):
                 names = self.names(spec.name, spec.count, spec.start, path)
             except _Abort:
                 continue
-            if chassis.sockets > cpu.max_sockets:
-                # A client's sockets are its chassis's, all populated (its cores count them).
+            too_many = cpu.too_many_sockets(chassis.sockets)  # a client's are its chassis's, all populated
+            if too_many:
                 self.problem(
                     (*path, "cpu") if spec.cpu else (*path, "part"),
-                    f"the {chassis.model} has {chassis.sockets} sockets but the {cpu.model} populates at most "
-                    f"{cpu.max_sockets} sockets of a server (its max_sockets)",
+                    f"the {chassis.model} has {chassis.sockets} sockets but {too_many}",
                 )
                 continue
             physical = chassis.sockets * cpu.cores
@@ -274,7 +273,7 @@ class Builder(ServerSteps, ServiceSteps):
 
     def check_pagepools(self) -> None:
         """GPFS pins its pagepool in memory: it must fit in every client's, and every NSD server's,
-        within the share of real memory GPFS can pin (:data:`GPFS_PAGEPOOL_MAX_SHARE`)."""
+        within the share of real memory GPFS can pin (:func:`pagepool_too_large`)."""
         fs = self.spec.filesystem
         if not isinstance(fs, GpfsSpec):
             return
@@ -292,13 +291,12 @@ class Builder(ServerSteps, ServiceSteps):
                 )
             for name in names:
                 memory, where = self.host_memory.get(name, (math.inf, ()))
-                if size > GPFS_PAGEPOOL_MAX_SHARE * memory:
+                why = pagepool_too_large(size, memory)
+                if why:
                     self.problem(
                         ("filesystem", "pagepool", side),
                         f"a {size / 2**30:g} GiB pagepool is more than 80% of the {memory / 2**30:g} GiB of {name} "
-                        f"(memory set at {format_path(where)}): GPFS pins the pagepool in memory, and it "
-                        f"cannot be more than 80% of real memory ({GPFS_PAGEPOOL_MAX_SHARE * memory / 2**30:g} "
-                        "GiB here; IBM Storage Scale message 6027-329)",
+                        f"(memory set at {format_path(where)}): {why}",
                     )
                     break
 

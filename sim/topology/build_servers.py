@@ -104,11 +104,10 @@ class ServerSteps(StorageSteps):
                 origin["numa"], f"{len(zones)} NUMA zones but the {chassis.model} has {chassis.sockets} sockets"
             )
             raise _Abort
-        if len(zones) > cpu.max_sockets:
+        too_many = cpu.too_many_sockets(len(zones))
+        if too_many:
             self.problem(
-                origin["cpu"] if body.cpu else origin["numa"],
-                f"{len(zones)} NUMA zones (one a socket) but the {cpu.model} populates at most "
-                f"{cpu.max_sockets} sockets of a server (its max_sockets)",
+                origin["cpu"] if body.cpu else origin["numa"], f"{len(zones)} NUMA zones (one a socket) but {too_many}"
             )
             raise _Abort
         for zone_name, _, zpath in zones:
