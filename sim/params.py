@@ -83,7 +83,10 @@ _PARAMETERS = [
         "threads; 768: +7.8% / +5.9%). Checked again in session 20, when random writes began with "
         "the caches as the destage elevator leaves them (before, the 1-thread point started far from "
         "its steady state and came out 5-6% low): 512 gives -2.3% / +4.2% (384: -9.1% / -3.5%; 768: "
-        "+8.5% / +13.3%), so by the same rule 512 stays, the high-capacity points +4.7% / +4.4%; "
+        "+8.5% / +13.3%), so by the same rule 512 stays, the high-capacity points +4.7% / +4.4%. Checked "
+        "again in session 26, when points started with full caches of random writes began warming up "
+        "until the caches had turned that start over: 512 gives -3.4% / +2.5% (384: -7.7% / -5.8%; 768: "
+        "+7.0% / +11.6%), the rule's choice unchanged, the high-capacity points +4.4% / +4.1%; "
         "plausible against the [ASSUMED] 8 GiB cache per controller (512 x "
         "512 KiB chunk-sized cache segments x 4 virtual disks = 1 GiB of dirty data per controller)",
         "pixstor-large iozone random write",

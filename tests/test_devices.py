@@ -112,6 +112,28 @@ def test_a_swept_prefill_holds_writes_as_the_destage_elevator_leaves_them(swept:
         assert near == pytest.approx(0.5, abs=0.03)
 
 
+@pytest.mark.parametrize(("fill", "swept", "counted"), [(1.0, True, True), (0.5, True, False), (1.0, False, False)])
+def test_a_full_swept_start_is_turned_over_after_as_many_destages_as_it_held(
+    fill: float, swept: bool, counted: bool
+) -> None:
+    # Only a full cache of drawn random writes is a guess the point must wait out: it counts its
+    # entries, and turns over when its destages reach that count. Other starts count nothing.
+    env, cache, _ = _parity_cache(entries=200)
+    stream = Stream(5, "prefill")
+    cache.prefill(lambda: (float(stream.integer(int(cache.span // 4096)) * 4096), 4096.0), fill=fill, swept=swept)
+    held = cache.held + cache.active  # the first destages already started
+    assert cache.swept_start == (held if counted else 0)
+    assert cache.turned_over() is not counted
+    if counted:
+        # Without new writes the cache destages down to its watermark (half), short of a turnover;
+        # writes keep it above, and the turnover comes with its held-th destage.
+        env.run(until=1.0)
+        assert cache.destages == held - cache.entries // 2 and not cache.turned_over()
+        while not cache.turned_over():
+            env.run(until=cache.write(float(stream.integer(int(cache.span // 4096)) * 4096), 4096.0))
+        assert cache.destages == held
+
+
 def test_raid6_full_stripe_write_reads_nothing() -> None:
     env = simpy.Environment()
     raid, members = _parity_raid(env)

@@ -485,6 +485,39 @@ def test_write_points_start_with_the_caches_a_long_write_leaves(op: str, prefill
     assert calls == ([(op, 0.5), (op, 1.0)] if prefilled else [])
 
 
+def test_a_point_started_with_full_random_write_caches_measures_only_after_they_turned_over(monkeypatch) -> None:
+    """The pilot at the flush watermark finds the caches filling; the point starts again with them
+    full of drawn random writes and measures nothing until every cache has destaged as many entries
+    as it started with."""
+    from sim.benchmarks import driver
+
+    seen: list[tuple[float, bool, int, int]] = []  # (cache fill, turned over, destages, entries started with)
+    take = driver._Mark.take.__func__  # type: ignore[attr-defined]
+
+    def spy(cls, env, meter, platform):  # noqa: ANN001, ANN202 - records the first mark of each run
+        if meter.count and (not seen or seen[-1][0] != platform.cache_fill):
+            caches = [cache for c in platform.controllers.values() for cache in c.caches.values()]
+            seen.append(
+                (
+                    platform.cache_fill,
+                    platform.caches_turned_over(),
+                    min(cache.destages for cache in caches if cache.swept_start),
+                    max(cache.swept_start for cache in caches),
+                )
+            )
+        return take(cls, env, meter, platform)
+
+    monkeypatch.setattr(driver._Mark, "take", classmethod(spy))
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    workload = _workload("iozone_random_nn", "4 KiB")
+    run_point(
+        system, workload, "random_write", 1, seed=1, precision=Precision(rel_precision=0.2, max_device_ops=20_000)
+    )
+    [(full, turned, destages, started)] = seen  # the pilot stopped in its warm-up
+    # A cache's start (512 entries) outlasts the usual warm-up (200 completions) by itself.
+    assert full == 1.0 and started > 200 and turned and destages >= started
+
+
 SLOW_UPI_CPU = """
 cpus:
   test-slow-upi:

@@ -84,6 +84,10 @@ class WriteBackCache:
         self.destaged_bytes = 0.0
         self.merged = 0
         self.waits = 0  # host writes that found the cache full and waited for a destage
+        self.destages = 0  # destages completed
+        # Entries a full swept start put in the cache: its start is a guess until the destages have
+        # written that many (one turnover), see :meth:`turned_over`.
+        self.swept_start = 0
         self._ids = 0
 
     def prefill(self, sample: Callable[[], tuple[float, float]], fill: float = 1.0, swept: bool = False) -> None:
@@ -100,10 +104,11 @@ class WriteBackCache:
         first destages seek further than the steady state's, and the rate rose over a pass of the
         elevator, longer than a point runs: pixstor-large's random writes at 8 threads gave 12.2K
         IOPS (seeds 1-8, sd 1.6%, each with a +-2% interval) where runs of 5 s of simulated time
-        give 12.9K (seeds 1, 2, 3, 7: within 0.5%). From this start they give 13.2K (sd 0.9%).
-        Still 2% above the long runs (likewise at 512 threads and on the expansion; within 0.5% on
-        beegfs-high-capacity), since those points start full and settle a little below full:
-        docs/design.md, Known weaknesses.
+        give 12.9K (seeds 1, 2, 3, 7: within 0.5%). From this start they gave 13.2K (sd 0.9%), still
+        2% above the long runs: a full start is itself a guess, and the load settles a little below
+        full. A full swept start therefore counts its entries (``swept_start``), and the point's
+        warm-up runs on until the cache has destaged that many (:meth:`turned_over`; 12.9K, every
+        interval of six seeds holding the long runs' value): docs/design.md, Measurement.
         """
         phase, size = sample()
         commands = self.device.member_commands("write", size)
@@ -129,7 +134,15 @@ class WriteBackCache:
         self.full.sort()
         if swept:
             self.sweep = phase
+            if fill >= 1.0:
+                self.swept_start = self.held
         self._kick()
+
+    def turned_over(self) -> bool:
+        """Whether the cache has destaged as many entries as a full swept start put in it (True
+        for any other start): by then every entry of the guessed start is gone, and the cache holds
+        what the workload itself wrote, as the elevator left it."""
+        return self.destages >= self.swept_start
 
     def _pieces(self, offset: float, size: float) -> list[tuple[float, float]]:
         """A write as the cache holds it: on parity RAID split at stripe boundaries into its part
@@ -281,6 +294,7 @@ class WriteBackCache:
 
     def _destaged(self, size: float) -> None:
         self.active -= 1
+        self.destages += 1
         self.destaged_bytes += size
         while self.waiting:
             done, offset, size, not_before = self.waiting[0]

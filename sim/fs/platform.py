@@ -146,6 +146,10 @@ class Platform:
         """Host writes that have found an ME4 write cache full so far (all caches)."""
         return sum(cache.waits for c in self.controllers.values() for cache in c.caches.values())
 
+    def caches_turned_over(self) -> bool:
+        """Whether every ME4 write cache has turned its start over (:meth:`WriteBackCache.turned_over`)."""
+        return all(cache.turned_over() for c in self.controllers.values() for cache in c.caches.values())
+
     def cache_held(self) -> dict[str, int]:
         """Dirty entries each ME4 write cache holds now, by virtual disk."""
         return {vdisk: cache.held for c in self.controllers.values() for vdisk, cache in c.caches.items()}
