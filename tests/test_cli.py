@@ -594,8 +594,17 @@ def test_ctrl_c_stops_a_run_with_a_line_and_exit_130_and_leaves_no_process(tmp_p
     # SIGINT to the whole process group once it is under way.
     args = [sys.executable, "-m", "sim.cli.main", "run", str(ROOT / "topologies" / "beegfs-high-capacity.yaml")]
     args += ["--workload", "beegfs-hc-ior-n1", "--threads", "512", "--plot", str(plot)]
+    # As a terminal's foreground job has it, SIGINT at its default: a suite started as a background
+    # job of a script (`bash .ci/run &`) ignores SIGINT, and its children inherit that, so the run
+    # would ignore the Ctrl-C this test sends and finish (exit 0), as a background job should.
     process = subprocess.Popen(
-        args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        args,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - only a signal call
     )
     time.sleep(4)
     os.killpg(process.pid, signal.SIGINT)
