@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -516,6 +517,21 @@ def test_a_point_started_with_full_random_write_caches_measures_only_after_they_
     [(full, turned, destages, started)] = seen  # the pilot stopped in its warm-up
     # A cache's start (512 entries) outlasts the usual warm-up (200 completions) by itself.
     assert full == 1.0 and started > 200 and turned and destages >= started
+
+
+def test_a_point_whose_caches_could_not_turn_over_in_its_budget_is_not_converged() -> None:
+    """A budget too small for the turnover (500 drive commands a budget, four in all: 2,000, where
+    each cache's 512 read-modify-writes take six commands each) ends the warm-up anyway; the point
+    then measures from a start still partly guessed and says so, whatever its interval. Eight
+    threads, so that the pilot at the flush watermark soon finds a cache full and the point runs
+    again with its caches full."""
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    workload = _workload("iozone_random_nn", "4 KiB")
+    loose = Precision(rel_precision=10.0, min_batches=2, max_batches=4, min_batch=10)
+    cut = run_point(system, workload, "random_write", 8, seed=1, precision=replace(loose, max_device_ops=500))
+    whole = run_point(system, workload, "random_write", 8, seed=1, precision=replace(loose, max_device_ops=20_000))
+    assert (cut.turned_over, cut.converged) == (False, False)
+    assert (whole.turned_over, whole.converged) == (True, True)
 
 
 SLOW_UPI_CPU = """

@@ -145,6 +145,10 @@ class PointResult:
     # Parts reported but never named the bottleneck: the drives behind a write-back cache that keeps
     # up (and their groups' ".drives"), which destage what arrives while no write waits for them.
     off_path: tuple[str, ...] = ()
+    # False when write caches started full of drawn random writes had not turned that start over
+    # when the point began to measure (its transient allowance ran out first); such a point is not
+    # converged.
+    turned_over: bool = True
 
     @property
     def limit(self) -> str:
@@ -538,7 +542,8 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         wall_s=sum(run.wall_s for run in runs),
         batches=sum(run.batches for run in runs),
         transient_batches=sum(run.transient_batches for run in runs),
-        converged=mean > 0 and half / mean <= precision.rel_precision,
+        converged=mean > 0 and half / mean <= precision.rel_precision and all(run.turned_over for run in runs),
+        turned_over=all(run.turned_over for run in runs),
         bytes_moved=sum(run.bytes_moved for run in runs),
         last_task_factor=mean_of([run.last_task_factor for run in runs]),
         open_close_s=mean_of([run.open_close_s for run in runs]),
@@ -648,10 +653,13 @@ def _steady_point(
     # guess at the steady state, and the point drifts from it for as long as the guessed entries
     # last: PixStor's random writes ran 2% above their long runs, inside a drift too slow for MSER
     # to see. The warm-up runs on, a quarter of it at a time, until every such cache has destaged
-    # as many entries as it started with (one turnover), within the point's transient allowance.
+    # as many entries as it started with (one turnover), within the point's transient allowance;
+    # a point cut short there measures from a start still partly guessed and does not count as
+    # converged (its table marks it).
     allowance = platform.device_ops() + precision.max_device_ops * precision.transient_budget_factor
     while not platform.caches_turned_over() and platform.device_ops() < allowance:
         advance(max(warmup // 4, 1))
+    turned_over = platform.caches_turned_over()
     # A batch must span a "generation" of the requests in flight, or batches correlate.
     least = math.ceil(min(precision.min_batch, affordable / precision.min_batches))
     floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))
@@ -778,13 +786,14 @@ def _steady_point(
         wall_s=time.perf_counter() - started,
         batches=len(amounts) - cut,
         transient_batches=cut,
-        converged=settled and estimate.rel_half_width <= precision.rel_precision,
+        converged=settled and turned_over and estimate.rel_half_width <= precision.rel_precision,
         bytes_moved=(last.supplied - first.supplied) if supplied else (last.amount - first.amount),
         file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) and not op.startswith("dir_") else None,
         last_task_factor=factor,
         work_per_task=_work_per_task(workload, threads, ctx.random) if isinstance(workload, Workload) else 0.0,
         open_close_s=open_close,
         off_path=destaging,
+        turned_over=turned_over,
     )
 
 

@@ -222,7 +222,8 @@ def render_run(result: RunResult, console: Console) -> None:
         console.print(
             "* the simulated rate's interval is wider than the requested precision (the point's request "
             "budget was reached, an MDtest phase small enough to simulate whole varies that much "
-            "between its runs, or a point's independent runs do)"
+            "between its runs, or a point's independent runs do), or the point's write caches, started "
+            "full, had not turned that start over within its budget"
         )
     count = len(result.points)
     console.print(f"seed {result.seed}; {count} point{'' if count == 1 else 's'} in {result.wall_s:.1f} s")
