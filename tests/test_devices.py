@@ -117,21 +117,47 @@ def test_a_full_swept_start_is_turned_over_after_as_many_destages_as_it_held(
     fill: float, swept: bool, counted: bool
 ) -> None:
     # Only a full cache of drawn random writes is a guess the point must wait out: it counts its
-    # entries, and turns over when its destages reach that count. Other starts count nothing.
+    # entries, and a cache the load keeps full turns over when its destages (counted as they end)
+    # reach that count. Other starts count nothing.
     env, cache, _ = _parity_cache(entries=200)
     stream = Stream(5, "prefill")
-    cache.prefill(lambda: (float(stream.integer(int(cache.span // 4096)) * 4096), 4096.0), fill=fill, swept=swept)
+
+    def anywhere() -> tuple[float, float]:
+        return float(stream.integer(int(cache.span // 4096)) * 4096), 4096.0
+
+    cache.prefill(anywhere, fill=fill, swept=swept)
     held = cache.held + cache.active  # the first destages already started
     assert cache.swept_start == (held if counted else 0)
     assert cache.turned_over() is not counted
-    if counted:
-        # Without new writes the cache destages down to its watermark (half), short of a turnover;
-        # writes keep it above, and the turnover comes with its held-th destage.
-        env.run(until=1.0)
-        assert cache.destages == held - cache.entries // 2 and not cache.turned_over()
-        while not cache.turned_over():
-            env.run(until=cache.write(float(stream.integer(int(cache.span // 4096)) * 4096), 4096.0))
-        assert cache.destages == held
+    if not counted:
+        return
+    assert cache.destages == 0 and cache.active > 0
+
+    def writer():  # noqa: ANN202 - a SimPy process keeping one write in flight
+        while True:
+            yield cache.write(*anywhere())
+
+    for _ in range(64):  # writes waiting for room all the time: the cache stays full
+        env.process(writer())
+    while not cache.turned_over():
+        assert cache.destages < held
+        env.step()
+    assert cache.destages == held and cache.waits > 0
+
+
+def test_a_full_swept_start_no_write_reaches_is_turned_over_once_drained_to_its_watermark() -> None:
+    # A cache the load does not keep full (here: no writes at all) destages down to its flush
+    # watermark and stops, short of a turnover for ever; drained, nothing in flight or waiting, it
+    # is what a start at the watermark gives, and counts as turned over.
+    env, cache, _ = _parity_cache(entries=200)
+    stream = Stream(5, "prefill")
+    cache.prefill(lambda: (float(stream.integer(int(cache.span // 4096)) * 4096), 4096.0), fill=1.0, swept=True)
+    held = cache.held + cache.active
+    while cache.active:
+        assert not cache.turned_over()
+        env.step()
+    assert cache.held == cache.entries // 2 and cache.destages == held - cache.entries // 2 < cache.swept_start
+    assert cache.turned_over()
 
 
 def test_raid6_full_stripe_write_reads_nothing() -> None:

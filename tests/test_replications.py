@@ -100,6 +100,16 @@ def test_combined_runs_name_the_part_most_of_them_name_and_average_every_utilisa
     assert (same.value, same.ci_low, same.ci_high, same.converged) == (100.0, 100.0, 100.0, True)
 
 
+def test_combined_runs_are_not_converged_if_any_run_measured_before_its_caches_turned_over() -> None:
+    # Three runs that agree closely (an interval far inside the precision); one of them measured
+    # from a start its caches had not turned over: the point is not converged and says why.
+    runs = [_point(v, "a", {"a": 1.0}) for v in (100.0, 100.1, 99.9)]
+    assert combine_replications(runs, Precision(replications=3)).converged
+    runs[1] = replace(runs[1], turned_over=False)
+    point = combine_replications(runs, Precision(replications=3))
+    assert (point.converged, point.turned_over) == (False, False)
+
+
 def test_replications_below_one_are_refused() -> None:
     with pytest.raises(ValueError, match="replications"):
         Precision(replications=0)

@@ -78,7 +78,9 @@ class Precision:
     min_warmup: int = 200
     min_batch: int = 100
     max_device_ops: int = 80_000  # drive commands the kept batches may spend; the interval says what it bought
-    transient_budget_factor: int = 4  # budgets a point may spend in all, its initial transient included
+    # Budgets a point's measurement may spend in all, its initial transient included; a turnover
+    # warm-up (caches started full of random writes, _steady_point) may spend as many before it.
+    transient_budget_factor: int = 4
     replications: int = 1  # independent runs of each point, their mean reported (1: the run alone)
 
     def __post_init__(self) -> None:
@@ -653,9 +655,10 @@ def _steady_point(
     # guess at the steady state, and the point drifts from it for as long as the guessed entries
     # last: PixStor's random writes ran 2% above their long runs, inside a drift too slow for MSER
     # to see. The warm-up runs on, a quarter of it at a time, until every such cache has destaged
-    # as many entries as it started with (one turnover), within the point's transient allowance;
-    # a point cut short there measures from a start still partly guessed and does not count as
-    # converged (its table marks it).
+    # as many entries as it started with (one turnover) or drained to its watermark (a cache the
+    # load does not keep full), within an allowance of as many budgets as the measurement's own
+    # transient allowance; a point cut short there measures from a start still partly guessed and
+    # does not count as converged (its table marks it).
     allowance = platform.device_ops() + precision.max_device_ops * precision.transient_budget_factor
     while not platform.caches_turned_over() and platform.device_ops() < allowance:
         advance(max(warmup // 4, 1))
@@ -703,8 +706,8 @@ def _steady_point(
         kept = len(amounts) - cut
         if settled and kept >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
             break
-        # The batches kept after a transient get a budget of their own; the point as a whole never
-        # spends more than the transient allowance.
+        # The batches kept after a transient get a budget of their own; the measurement as a whole
+        # (from the end of the warm-up) never spends more than the transient allowance.
         if marks[-1].ops - ops0 >= precision.max_device_ops * precision.transient_budget_factor:
             break
         if settled and marks[-1].ops - marks[cut].ops >= precision.max_device_ops:

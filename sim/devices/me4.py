@@ -107,8 +107,8 @@ class WriteBackCache:
         give 12.9K (seeds 1, 2, 3, 7: within 0.5%). From this start they gave 13.2K (sd 0.9%), still
         2% above the long runs: a full start is itself a guess, and the load settles a little below
         full. A full swept start therefore counts its entries (``swept_start``), and the point's
-        warm-up runs on until the cache has destaged that many (:meth:`turned_over`; 12.9K, every
-        interval of six seeds holding the long runs' value): docs/design.md, Measurement.
+        warm-up runs on until the cache has destaged that many (:meth:`turned_over`; 12.9K, the
+        intervals of 19 seeds in 20 holding the long runs' value): docs/design.md, Measurement.
         """
         phase, size = sample()
         commands = self.device.member_commands("write", size)
@@ -139,10 +139,18 @@ class WriteBackCache:
         self._kick()
 
     def turned_over(self) -> bool:
-        """Whether the cache has destaged as many entries as a full swept start put in it (True
-        for any other start): by then every entry of the guessed start is gone, and the cache holds
-        what the workload itself wrote, as the elevator left it."""
-        return self.destages >= self.swept_start
+        """Whether a full swept start no longer shapes the cache (True for any other start).
+
+        Either the cache has destaged as many entries as that start put in it, about one pass of
+        its elevator, after which it holds almost only what the workload wrote, as the elevator
+        left it (a few of the start's entries, just behind the sweep, wait for the next pass); or
+        it has drained to its flush watermark with nothing in flight and no write waiting, which a
+        cache the load keeps full never does: the load does not saturate it (or does not write to
+        it at all, such as a GPFS NSD no block of a small file reaches), and it destages only what
+        arrives, as from a start at the watermark."""
+        if self.destages >= self.swept_start:
+            return True
+        return self.held <= self.entries // 2 and not self.active and not self.waiting
 
     def _pieces(self, offset: float, size: float) -> list[tuple[float, float]]:
         """A write as the cache holds it: on parity RAID split at stripe boundaries into its part
