@@ -521,6 +521,7 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
     def mean_of(items: list[float | None]) -> float | None:
         return None if any(x is None for x in items) else sum(x for x in items if x is not None) / count
 
+    turned_over = all(run.turned_over for run in runs)  # a run measured from a guessed start is not converged
     pools = averaged([run.pool_occupancy for run in runs])
     # A run lists a pool among its utilisations only when it names it (its occupancy is in
     # pool_occupancy in every run): averaged with the runs that did not, it would read as idle.
@@ -544,8 +545,8 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         wall_s=sum(run.wall_s for run in runs),
         batches=sum(run.batches for run in runs),
         transient_batches=sum(run.transient_batches for run in runs),
-        converged=mean > 0 and half / mean <= precision.rel_precision and all(run.turned_over for run in runs),
-        turned_over=all(run.turned_over for run in runs),
+        converged=mean > 0 and half / mean <= precision.rel_precision and turned_over,
+        turned_over=turned_over,
         bytes_moved=sum(run.bytes_moved for run in runs),
         last_task_factor=mean_of([run.last_task_factor for run in runs]),
         open_close_s=mean_of([run.open_close_s for run in runs]),

@@ -391,8 +391,7 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                 )
             for client in system.clients:
                 memory = system.client_memory.get(client)
-                why = None if memory is None else pagepool_too_large(pagepool, memory)
-                if why and memory is not None:
+                if memory is not None and (why := pagepool_too_large(pagepool, memory)):
                     raise WorkloadError(
                         [
                             workload.problem(
