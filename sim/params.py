@@ -87,7 +87,9 @@ _PARAMETERS = [
         "again in session 26, when points started with full caches of random writes began warming up "
         "until the caches had turned that start over: 512 gives -3.4% / +2.5% (384: -7.7% / -5.8%; 768: "
         "+7.0% / +11.6%), the rule's choice unchanged, the high-capacity points +4.4% / +4.1%; "
-        "plausible against the [ASSUMED] 8 GiB cache per controller (512 x "
+        "and in session 27, when the destages in flight began their start behind the sweep: 512 gives "
+        "-4.3% / +2.4% (384: -10.2% / -5.4%; 768: +7.2% / +13.7%), the high-capacity points +3.3% / "
+        "+3.4%; plausible against the [ASSUMED] 8 GiB cache per controller (512 x "
         "512 KiB chunk-sized cache segments x 4 virtual disks = 1 GiB of dirty data per controller)",
         "pixstor-large iozone random write",
     ),
