@@ -119,13 +119,32 @@ def test_a_swept_prefill_holds_writes_as_the_destage_elevator_leaves_them(swept:
         # to the density 2 just ahead of the phase (2% of them within 1% of a pass). Letting the
         # first destages take the writes nearest ahead instead cut that front (0.65% left there).
         assert cache.active == len(destaged) == 53 and len(held) == 4000 - 53
-        behind = [((phase - offset) % span) / span for offset in destaged]
-        assert 0.004 < max(behind) < 0.01 and (phase - cache.sweep) % span == min(behind) * span
+        behind = [(phase - offset) % span for offset in destaged]
+        assert 0.004 * span < max(behind) < 0.01 * span and (phase - cache.sweep) % span == min(behind)
         assert near == pytest.approx(0.75, abs=0.03)
         front = sum(1 for x in ahead if x < 0.01) / len(ahead)
         assert front == pytest.approx(0.0199, abs=0.006)
     else:
         assert near == pytest.approx(0.5, abs=0.03)
+
+
+@pytest.mark.parametrize(("level", "record"), [(5, 1024 * 1024), (6, 6 * 1024 * 1024)])
+def test_a_full_swept_start_of_writes_cut_at_stripe_boundaries_holds_the_caches_entries(
+    level: int, record: int
+) -> None:
+    # On parity RAID a write that crosses a stripe boundary takes an entry per piece (1 MiB records
+    # on RAID5 9+1's 4.5 MiB stripes: up to two; 6 MiB on RAID6 8+2's 4 MiB stripes: a piece and
+    # a whole stripe). The start fills the cache's entries, not a count of writes: held and in
+    # flight at most two over (the last write's extra pieces), and its count is what it holds.
+    env, cache, _ = _parity_cache(level=level, entries=512)
+    stream = Stream(3, "prefill")
+
+    def sample() -> tuple[float, float]:
+        return float(stream.integer(int(cache.span // 4096) - 2048) * 4096), float(record)
+
+    cache.prefill(sample, fill=1.0, swept=True)
+    assert 512 <= cache.held + cache.active <= 514
+    assert cache.swept_start == cache.held + cache.active
 
 
 @pytest.mark.parametrize(("fill", "swept", "counted"), [(1.0, True, True), (0.5, True, False), (1.0, False, False)])

@@ -107,13 +107,14 @@ class WriteBackCache:
         give 12.9K (seeds 1, 2, 3, 7: within 0.5%). From this start they gave 13.2K (sd 0.9%), still
         2% above the long runs. Half of that was the first destages taking the entries nearest
         ahead of the sweep, which cut the front off the pass (:meth:`_behind` holds them behind it
-        instead: 13.06K, seeds 1-8, sd 0.6%). The other half is the load: the writes waiting for
-        room spread unevenly over the caches, so that about a third of the caches (11 of
-        pixstor-large's 32) run a little below full at any moment (98.5% full on average), a
-        state a start with every cache full reaches only over about a second of simulated time.
+        instead, unless whole stripes wait, which destage first: 13.06K, seeds 1-8, sd 0.6%). The
+        other half is the load: the writes waiting for room spread unevenly over the caches, so
+        that about a third of the caches (11 of pixstor-large's 32) run a little below full at any
+        moment (98.5% full on average), a state a start with every cache full reaches only over
+        about a second of simulated time.
         So a full swept start counts its entries (``swept_start``), and the point's warm-up runs
-        on until the cache has destaged that many (:meth:`turned_over`; 12.9K, the intervals of
-        19 seeds in 20 holding the long runs' value): docs/design.md, Measurement.
+        on until the cache has destaged that many (:meth:`turned_over`; 12.96K, the intervals of
+        19 seeds in 20 holding the long runs' 12.92K): docs/design.md, Measurement.
         """
         phase, size = sample()
         commands = self.device.member_commands("write", size)
@@ -126,20 +127,14 @@ class WriteBackCache:
         target = round(self.entries * fill)
         # A full swept start holds its destages in flight apart (see below).
         in_flight = self.destagers if swept and fill >= 1.0 else 0
-        draws = 0
-        # Draws that merge into held entries add none; a sampler with few distinct places (a target
-        # that no file of the workload uses) must not spin forever.
-        while self.held < target - in_flight and draws < 8 * target + 8:
-            draws += 1
-            offset, size = sample()
-            if swept:
-                other, other_size = sample()
-                if (other - phase) % self.span < (offset - phase) % self.span:
-                    offset, size = other, other_size
-            self._store(self._pieces(offset, size), ordered=False)
+        self._ahead(sample, phase, target - in_flight, swept)
         sweep = phase
-        if in_flight:
-            sweep = self._behind(sample, phase, in_flight)
+        if in_flight and not self.full:
+            sweep = self._behind(sample, phase, target)
+        elif in_flight:
+            # Whole stripes destage first, from the sweep on, whatever lies behind it: the rest is
+            # drawn ahead, and the first destages take the nearest entries ahead (the old start).
+            self._ahead(sample, phase, target, swept)
         self.order.sort()  # appended unordered (one sort instead of an insertion each)
         self.full.sort()
         if swept:
@@ -148,24 +143,51 @@ class WriteBackCache:
                 self.swept_start = self.held
         self._kick()
 
-    def _behind(self, sample: Callable[[], tuple[float, float]], phase: float, count: int) -> float:
-        """Hold ``count`` writes just behind the sweep at ``phase``, for the first destages to take,
-        and return where the sweep must start for them to be taken first.
+    def _ahead(self, sample: Callable[[], tuple[float, float]], phase: float, target: int, swept: bool) -> None:
+        """Draw writes until the cache holds ``target`` entries: as they come, or ``swept``, of two
+        draws the one nearer ahead of ``phase`` (density 2 (1 - x) a fraction x of a pass ahead)."""
+        draws = 0
+        # Draws that merge into held entries add none; a sampler with few distinct places (a target
+        # that no file of the workload uses) must not spin forever.
+        while self.held < target and draws < 8 * target + 8:
+            draws += 1
+            offset, size = sample()
+            if swept:
+                other, other_size = sample()
+                if (other - phase) % self.span < (offset - phase) % self.span:
+                    offset, size = other, other_size
+            self._store(self._pieces(offset, size), ordered=False)
+
+    def _behind(self, sample: Callable[[], tuple[float, float]], phase: float, target: int) -> float:
+        """Fill the cache up to ``target`` entries with writes just behind the sweep at ``phase``,
+        for the first destages to take, and return where the sweep must start for them to be
+        taken first.
 
         Under a saturating load the destages in flight are the last entries the sweep passed: the
         held entries ahead of it thin out linearly over a whole pass, down to none just behind it,
         while those in flight lie just behind it. Drawing all the cache's entries ahead and letting
         the first destages take the nearest ones cut the front off that pass, and left the held
         entries denser ahead of the sweep than a long run leaves them. Held entries lie just ahead
-        with density 2 per pass (per entry held), so ``count`` of them span count / (2 x held) of a
-        pass: of 2 x held draws, the ``count`` nearest behind ``phase`` fall there."""
+        with density 2 per pass (per entry held), so the d destages in flight span d / (2 x held)
+        of a pass: of 2 x held draws, the d nearest behind ``phase`` fall there. They are stored
+        nearest first until the cache is full (a write cut at stripe boundaries may add several
+        entries, one that joins a waiting entry none), and the sweep starts at the farthest one
+        that added an entry. The first destages take about those: the few held entries of the
+        linear density's tail that lie between that place and ``phase`` are taken in place of as
+        many of them (about d^2 / (4 x held): two of 53 for a 4 KiB write on RAID6 8+2), which
+        then wait just ahead of the sweep, as such entries do in a long run."""
         span = self.span
-        draws = [sample() for _ in range(max(2 * self.held, count))]
+        draws = [sample() for _ in range(max(2 * self.held, target - self.held))]
         draws.sort(key=lambda draw: (phase - draw[0]) % span)
-        chosen = draws[:count]
-        for offset, size in chosen:
+        sweep = phase
+        for offset, size in draws:
+            if self.held >= target:
+                break
+            before = self.held
             self._store(self._pieces(offset, size), ordered=False)
-        return chosen[-1][0]
+            if self.held > before:
+                sweep = offset
+        return sweep
 
     def turned_over(self) -> bool:
         """Whether a full swept start no longer shapes the cache (True for any other start).
