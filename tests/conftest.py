@@ -94,3 +94,16 @@ def bad_topology(tmp_path: Path):
         return path
 
     return make
+
+
+def problem_about(file: Path, fragment: str):  # noqa: ANN201 - a sim.errors.Problem
+    """The first problem loading the workload ``file`` reports whose message holds ``fragment``
+    (the load must fail, and some problem must hold it)."""
+    from sim.benchmarks.workloads import load_workload
+    from sim.errors import WorkloadError
+
+    with pytest.raises(WorkloadError) as info:
+        load_workload(file)
+    hits = [p for p in info.value.problems if fragment in p.message]
+    assert hits, info.value.problems
+    return hits[0]

@@ -570,11 +570,31 @@ def test_a_cmd_workloads_problem_names_the_option_typed() -> None:
         ("iozone -i 0 -c -w -r 16m -s 8g -t 64 -+n -+m hosts", "--cmd -e: at 64 threads each file fits"),
         ("iozone -i 0 -c -e -w -r 16m -s 100000g -t 64 -+n -+m hosts", "--cmd -s: at 64 threads the files of"),
         ("mpirun -np 64 ior -w -e -t 16m -b 100000g", "--cmd -b: at 64 threads the files of"),
+        # IOR's bytes a task are -b x -s; the task count and the placement as the launcher was given them.
+        ("mpirun -np 64 ior -w -e -t 16m -b 1g -s 100000", "--cmd -b/-s: at 64 threads the files of"),
+        ("mpirun -np 128 --map-by ppr:2:node ior -w -e -t 16m -b 1g", "--cmd --map-by: at 128 threads the tasks"),
+        ("mpirun -n 128 -ppn 2 ior -w -e -t 16m -b 1g", "--cmd -ppn: at 128 threads the tasks"),
     ]
     for line, expected in cases:
         result = run_cli("run", pixstor, "--cmd", line)
         assert result.code == 2 and result.stdout == ""
         assert result.stderr.startswith(expected), result.stderr
+    # Thread counts that --threads gives: it is named beside the placement they exceed.
+    result = run_cli("run", pixstor, "--cmd", "mpirun -np 16 -npernode 2 ior -w -e -t 16m -b 1g", "--threads", "1,128")
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr.startswith("--cmd -npernode with --threads 1,128: at 128 threads the tasks"), result.stderr
+
+
+def test_a_parts_catalogue_file_given_as_a_workload_is_said_to_be_one() -> None:
+    drives = str(ROOT / "topologies" / "parts" / "drives.yaml")
+    result = run_cli("run", str(ROOT / "topologies" / "beegfs-hdr100.yaml"), "--workload", drives)
+    assert result.code == 2 and result.stdout == ""
+    assert "this is a parts catalogue file (drives), not a workload" in result.stderr, result.stderr
+
+
+def test_the_cli_package_runs_as_a_module() -> None:
+    process = subprocess.run([sys.executable, "-m", "sim.cli", "--version"], capture_output=True, text=True, timeout=60)
+    assert process.returncode == 0 and process.stdout.startswith("pfssim"), process.stdout + process.stderr
 
 
 @pytest.mark.parametrize("args", [("reproduce", "--plots", ""), ("reproduce", "--report", " ")])

@@ -148,6 +148,18 @@ def test_ior_values_glued_or_after_equals(form: str) -> None:
     assert glued.direct_io is ("useO_DIRECT" in form)
 
 
+@pytest.mark.parametrize(
+    ("command", "key", "value"),
+    [
+        ("iozone -i 0 -r 1024k -s 1g -t 2 -r 1m", "record_size", 2**20),
+        ("iozone -i 0 -r 1m -s 1048576 -t 2 -s 1g", "file_size", 2**30),  # a bare -s counts KiB
+        ("mpirun -np 2 ior -w -t 1m -b 1g -t 1048576", "record_size", 2**20),  # a bare -t counts bytes
+    ],
+)
+def test_a_flag_given_twice_with_one_value_in_two_spellings_is_that_value(command: str, key: str, value: int) -> None:
+    assert getattr(parse_command(command), key) == value
+
+
 def test_ior_verbosity_repeats() -> None:
     assert parse_command("mpirun --np 2 ior -vv -v -w -t 1m -b 1g -O summaryFormat=JSON").threads == [2]
 
@@ -211,6 +223,8 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 16 -N 4 --map-by node ior -w -t 1m -b 1g", "--map-by", "given twice (-N and --map-by)"),
         ("mpirun -np 16 -npernode 0 ior -w -t 1m -b 1g", "-npernode", "at least 1"),
         ("mpirun -np 16 -ppn four ior -w -t 1m -b 1g", "-ppn", "whole number"),
+        # A model-level check reported at the option typed, with a command line's (binary) suffixes.
+        ("mpirun -np 2 ior -w -t 1000 -b 1000000 -B", "-t", "count in powers of 1024 (1k is 1,024 bytes)"),
     ],
 )
 def test_bad_commands_name_the_flag(command: str, path: str, fragment: str) -> None:

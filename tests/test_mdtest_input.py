@@ -11,7 +11,7 @@ from sim.benchmarks.workloads import find_workload, is_workload_file, load_workl
 from sim.config.workload import MdtestWorkload, Workload
 from sim.errors import WorkloadError
 from sim.topology.build import load_system
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, problem_about, run_cli
 
 MDTEST_FILES = ["mdtest-pixstor-empty", "mdtest-pixstor-4k", "mdtest-beegfs-hp", "mdtest-beegfs-hc"]
 POWERS = [2**k for k in range(11)]  # 1 .. 1024
@@ -308,11 +308,7 @@ def test_bad_mdtest_file_is_located(
     text = GOOD.replace(old, new).format(name="bad")
     file = tmp_path / "bad.yaml"
     file.write_text(text)
-    with pytest.raises(WorkloadError) as info:
-        load_workload(file)
-    hits = [p for p in info.value.problems if fragment in p.message]
-    assert hits, info.value.problems
-    problem = hits[0]
+    problem = problem_about(file, fragment)
     assert problem.file == str(file)
     assert problem.path == path
     if marker is not None:

@@ -14,7 +14,7 @@ from sim.benchmarks.workloads import find_workload, is_workload_file, load_workl
 from sim.config.units import Dimension, parse_quantity
 from sim.config.workload import StripeOverride, size_text, workload_file
 from sim.errors import WorkloadError
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, problem_about, run_cli
 
 KiB, MiB, GiB, TiB = 2**10, 2**20, 2**30, 2**40
 POWERS = [2**k for k in range(11)]  # 1 .. 1024
@@ -151,6 +151,18 @@ def test_shipped_commands_are_read_and_agree_with_the_settings(path: Path) -> No
         ("beegfs-hc-ior-n1", "-t 8m", "-t 8x", "-t: cannot read '8x' as a size"),
         ("pixstor-iozone-seq", "-r 16M", "-r $Record", "-r: cannot read '$Record' (a shell variable"),
         ("mdtest-pixstor-4k", "sync: false", "sync: true", "the command gives sync no, the workload yes"),
+        # IOzone's -c puts each close inside the timing: the setting and the command must agree.
+        (
+            "beegfs-hp-iozone-random",
+            "timed_close: true",
+            "timed_close: false",
+            "gives timed_close yes, the workload no",
+        ),
+        ("pixstor-iozone-random", "timed_close: false", "timed_close: true", "timed_close no, the workload yes"),
+        # A variable joined to other text, or a flag given twice as variables, has no one value.
+        ("beegfs-hc-iozone-random", "-t $Thread", "-t 1$Thread", "-t 1$Thread: a shell variable joined to other"),
+        ("beegfs-hc-iozone-random", "-s $Size", "-s $Size$Size", "-s $Size$Size: a shell variable joined to other"),
+        ("beegfs-hc-iozone-random", "-t $Thread", "-t $Thread -t $Other", "-t is given twice as a shell variable"),
         ("mdtest-beegfs-hp", "-I 1024", "-I 512", "gives items_per_dir 512, the workload 1024"),
         ("mdtest-beegfs-hp", "-u -t -F", "-t -F", "gives unique_dir no, the workload yes"),
         # A count or size written as a number holds at every point of the sweep (these were accepted).
@@ -198,12 +210,29 @@ def test_a_command_that_disagrees_with_the_settings_is_located(
     file = tmp_path / f"{name}.yaml"
     at = text.index("\ncommand:")  # change the command, not the source above it that quotes it
     file.write_text(text[:at] + text[at:].replace(old, new, 1))
-    with pytest.raises(WorkloadError) as info:
-        load_workload(file)
-    hits = [p for p in info.value.problems if fragment in p.message]
-    assert hits, info.value.problems
-    assert (hits[0].path, hits[0].line) == ("command", _line_of(text, "\ncommand:") + 1)
-    assert "the settings are what pfssim simulates" in hits[0].message
+    problem = problem_about(file, fragment)
+    assert (problem.path, problem.line) == ("command", _line_of(text, "\ncommand:") + 1)
+    assert "the settings are what pfssim simulates" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "fragment"),
+    [
+        # The message names GPFS, which "runs" O_SYNC I/O: it was once put at ops:.
+        ("record_size: 1 MiB", "record_size: 1 MB", "record_size", "whole number of 512-byte sectors"),
+        ("threads: [", "threads: [4, 2, ", "threads", "increasing and distinct"),
+        ("ops: [write, read]", "ops: [read, write]", "ops", "in the order the benchmark runs them"),
+        ("name: beegfs-hp-iozone-seq", 'name: "beegfs-hp-iozone-seq\\nx"', "name", "cannot hold control characters"),
+    ],
+)
+def test_a_settings_problem_is_located_at_its_key(tmp_path: Path, old: str, new: str, key: str, fragment: str) -> None:
+    text = (ROOT / "workloads" / "beegfs-hp-iozone-seq.yaml").read_text()
+    assert old in text
+    text = text.replace(old, new, 1)
+    file = tmp_path / "beegfs-hp-iozone-seq.yaml"
+    file.write_text(text)
+    problem = problem_about(file, fragment)
+    assert (problem.path, problem.line) == (key, _line_of(text, f"\n{key}:") + 1)
 
 
 def test_find_by_path_and_unknown_name(tmp_path: Path) -> None:

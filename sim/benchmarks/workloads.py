@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim.benchmarks.cmdline import command_mismatches
-from sim.config.load import is_workload_document, validate_model, validation_problems
-from sim.config.workload import AnyWorkload, MdtestKeyError, MdtestWorkload, Workload
+from sim.config.load import is_parts_catalogue, is_workload_document, parts_catalogue_problem, validation_problems
+from sim.config.workload import AnyWorkload, MdtestWorkload, SettingError, Workload
 from sim.config.yamlio import SourceMap, load_yaml
 from sim.errors import ConfigError, Problem, WorkloadError
 
@@ -79,22 +79,24 @@ def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
     return problem
 
 
-def _validate_mdtest(data: dict[str, Any], smap: SourceMap) -> MdtestWorkload:
-    """An mdtest workload; a consistency error is pointed at the key it names (see :class:`MdtestKeyError`)."""
+def _keyed(cls: type[Workload] | type[MdtestWorkload], data: Any, smap: SourceMap) -> AnyWorkload:
+    """A workload of ``cls``; a consistency error is pointed at the key it names (see
+    :class:`SettingError`), an IOzone/IOR one without a key at the key its message is about
+    (:func:`_relocate`)."""
     try:
-        return MdtestWorkload.model_validate(data)
+        return cls.model_validate(data)
     except ValidationError as exc:
         keys = {}
         for error in exc.errors():
             cause = (error.get("ctx") or {}).get("error")
-            if isinstance(cause, MdtestKeyError):
+            if isinstance(cause, SettingError):
                 keys[str(cause)] = cause.key
         problems = []
         for problem in validation_problems(exc, data, smap):
             key = keys.get(problem.message)
-            if not problem.path and key is not None:
-                problem = smap.problem((key,) if key in data else (), problem.message)
-            problems.append(problem)
+            if not problem.path and key is not None and isinstance(data, dict) and key in data:
+                problem = smap.problem((key,), problem.message)
+            problems.append(_relocate(problem, data, smap) if cls is Workload else problem)
         raise WorkloadError(problems) from None
 
 
@@ -145,17 +147,18 @@ def _validate_workload(data: Any, smap: SourceMap) -> AnyWorkload:
                 )
             ]
         )
+    if is_parts_catalogue(data):
+        raise WorkloadError([parts_catalogue_problem(data, smap, "a workload")])
     if isinstance(data, dict) and data.get("benchmark") == "mdtest":
-        workload = _validate_mdtest(data, smap)
+        workload = _keyed(MdtestWorkload, data, smap)
     else:
         try:
-            workload = validate_model(Workload, data, smap)
-        except ConfigError as exc:
-            problems = [_relocate(p, data, smap) for p in exc.problems]
-            about_benchmark = [p for p in problems if p.path == "benchmark"]
+            workload = _keyed(Workload, data, smap)
+        except WorkloadError as exc:
+            about_benchmark = [p for p in exc.problems if p.path == "benchmark"]
             # With an unknown benchmark the other keys were checked against the wrong schema: the
             # benchmark's own line is the only finding worth reading.
-            raise WorkloadError(about_benchmark or problems) from None
+            raise WorkloadError(about_benchmark or exc.problems) from None
     workload.locate(smap)
     mismatches = command_mismatches(workload)
     if mismatches:

@@ -381,14 +381,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_all_runnable(system, workloads)
     except WorkloadError as exc:  # a --cmd workload has no file: name the command and its option instead
         by_name = {w.name: w for w in workloads}
-        raise WorkloadError(
-            [
-                Problem(labels[p.file], p.line, option_of(by_name[p.file], p.path), p.message)
-                if p.file in labels
-                else p
-                for p in exc.problems
-            ]
-        ) from None
+        problems = []
+        for p in exc.problems:
+            path = p.path
+            if p.file in labels:
+                path = option_of(by_name[p.file], p.path)
+            if args.threads and p.path in ("per_node", "threads"):
+                # The thread counts are --threads's: name it beside the setting they meet.
+                path = f"{path} with --threads {','.join(map(str, args.threads))}"
+            problems.append(Problem(labels.get(p.file, p.file), p.line, path, p.message))
+        raise WorkloadError(problems) from None
     if args.plot is not None:
         check_plot_path(args.plot)
     if not 0 < args.precision < 1:

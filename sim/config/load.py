@@ -297,28 +297,33 @@ def is_workload_document(data: Any) -> bool:
     return bool(own & data.keys())
 
 
+def is_parts_catalogue(data: Any) -> bool:
+    """A YAML mapping that is a file of the parts catalogue: part kinds only, each mapping part names
+    to parts (a topology's servers and enclosures are lists)."""
+    return (
+        isinstance(data, dict)
+        and bool(data)
+        and set(data) <= set(PART_KINDS)
+        and all(isinstance(v, dict) for v in data.values())
+    )
+
+
+def parts_catalogue_problem(data: dict[str, Any], smap: SourceMap, instead: str) -> Problem:
+    """A parts catalogue file given where a topology or a workload goes: said as such, not as a
+    document missing all its keys."""
+    return smap.problem(
+        (next(iter(data)),),
+        f"this is a parts catalogue file ({', '.join(data)}), not {instead}: a topology reads its parts "
+        "from the parts/ folder beside it, and validating the topology checks them",
+    )
+
+
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
     data, smap = load_yaml(path)
-    if (
-        isinstance(data, dict)
-        and data
-        and set(data) <= set(PART_KINDS)
-        and all(isinstance(v, dict) for v in data.values())
-    ):
-        # A file of the parts catalogue given where a topology goes (pfssim validate parts/drives.yaml):
-        # said as such, not as a topology missing all its keys. A catalogue maps part names to parts
-        # under each kind; a topology's servers and enclosures are lists.
-        kind = next(iter(data))
-        raise ConfigError(
-            [
-                smap.problem(
-                    (kind,),
-                    f"this is a parts catalogue file ({', '.join(data)}), not a topology: a topology reads "
-                    "its parts from the parts/ folder beside it, and validating the topology checks them",
-                )
-            ]
-        )
+    if is_parts_catalogue(data):
+        # pfssim validate parts/drives.yaml
+        raise ConfigError([parts_catalogue_problem(data, smap, "a topology")])
     if is_workload_document(data):
         key = "benchmark" if "benchmark" in data else next(k for k in data if k not in ("name", "title", "source"))
         raise ConfigError(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated
 
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 from pydantic import BaseModel as _BaseModel
-from pydantic import BeforeValidator, ConfigDict, Field
 
 from sim.config.units import Dimension, binary_size_hint, format_bytes, parse_quantity
 
@@ -83,6 +83,19 @@ MAX_THREADS = 65536
 ThreadCount = Annotated[int, Field(ge=1, le=MAX_THREADS, strict=True)]
 Index = Annotated[int, Field(ge=0, strict=True)]
 Text = Annotated[str, Field(min_length=1)]
+
+
+def _printable_name(name: str) -> str:
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ValueError(
+            f"a name cannot hold control characters (newlines, tabs ...), got {name!r}: names are printed in "
+            "tables, dotted part names and one-line problem reports"
+        )
+    return name
+
+
+# The name of a part, a group of parts or a workload: text without control characters.
+Name = Annotated[str, Field(min_length=1), AfterValidator(_printable_name)]
 
 
 class Model(_BaseModel):

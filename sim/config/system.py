@@ -19,6 +19,7 @@ from sim.config.quantities import (
     Count,
     Index,
     Model,
+    Name,
     PartCount,
     ReadAheadSetting,
     Size,
@@ -45,21 +46,21 @@ class DriveSet(PartRef):
 class HcaRef(PartRef):
     """An HCA and the switch (or switches, alternating by index) its port is cabled to."""
 
-    name: Text | None = None
+    name: Name | None = None
     switch: Text | Annotated[list[Text], Field(min_length=1)]
 
 
 class PcieSwitchRef(PartRef):
     """A PCIe switch in a NUMA zone and the drives behind it."""
 
-    name: Text | None = None
+    name: Name | None = None
     drives: DriveSet | None = None
 
 
 class HbaRef(PartRef):
     """A SAS HBA in a NUMA zone."""
 
-    name: Text | None = None
+    name: Name | None = None
 
 
 class RaidSpec(Model):
@@ -70,7 +71,7 @@ class RaidSpec(Model):
     N and N+12: ``members: 2, interleave: 12``). ``drives`` lists slots explicitly instead.
     """
 
-    name: Text | None = None
+    name: Name | None = None
     count: PartCount = 1
     level: RaidLevel
     members: PartCount
@@ -182,7 +183,7 @@ class ServerBody(Model):
 class ServerSpec(ServerBody):
     """``count`` servers named from ``name`` (``{i}`` runs from ``start``), optionally from a template."""
 
-    name: Text
+    name: Name
     count: PartCount = 1
     start: Index = 0
     template: Text | None = None
@@ -191,7 +192,7 @@ class ServerSpec(ServerBody):
 class ClientSpec(Model):
     """``count`` identical client nodes; benchmark threads are placed round-robin over all groups."""
 
-    name: Text = "client{i}"
+    name: Name = "client{i}"
     count: PartCount = 1
     start: Index = 0
     part: Text
@@ -204,7 +205,7 @@ class ClientSpec(Model):
 class ExpansionSpec(PartRef):
     """An expansion enclosure (ME484) behind a controller enclosure's expansion ports."""
 
-    name: Text = "exp"
+    name: Name = "exp"
     drives: DriveSet
     raid_groups: list[RaidSpec] = []
     spares: Index = 0
@@ -213,7 +214,7 @@ class ExpansionSpec(PartRef):
 class EnclosureSpec(PartRef):
     """``count`` controller enclosures (ME4084/ME4024) with their drives, virtual disks and spares."""
 
-    name: Text
+    name: Name
     count: PartCount = 1
     start: Index = 0
     drives: DriveSet
@@ -229,7 +230,7 @@ class EnclosureSpec(PartRef):
 class SwitchSpec(PartRef):
     """A network switch of the fabric."""
 
-    name: Text
+    name: Name
 
 
 class InterSwitchLinks(Model):
@@ -370,7 +371,7 @@ class GpfsSpec(Model):
 class SystemSpec(Model):
     """A whole storage installation as written in one topology file."""
 
-    name: Text
+    name: Name
     title: Text
     source: Text
     assumptions: list[Text] = []

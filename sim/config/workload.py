@@ -21,6 +21,7 @@ from sim.config.quantities import (
     Flag,
     Index,
     Model,
+    Name,
     Size,
     Text,
     ThreadCount,
@@ -126,11 +127,9 @@ class _Placed(_Located):
     @model_validator(mode="after")
     def _per_node_given(self) -> _Placed:
         if self.placement == "per_node" and self.per_node is None:
-            raise MdtestKeyError(
-                "placement", "per_node: N (threads per client) is missing; placement: per_node needs it"
-            )
+            raise SettingError("placement", "per_node: N (threads per client) is missing; placement: per_node needs it")
         if self.placement != "per_node" and self.per_node is not None:
-            raise MdtestKeyError(
+            raise SettingError(
                 "per_node", f"per_node (threads per client) is for placement: per_node, not {self.placement}"
             )
         return self
@@ -161,6 +160,15 @@ class _Placed(_Located):
         return -(-threads // clients)
 
 
+class SettingError(ValueError):
+    """A consistency error of a workload about one key (``key``), so loaders can point at its line
+    (and ``--cmd`` at the option that sets it)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 class Workload(_Placed):
     """One benchmark definition; ``threads`` is the sweep of thread (or MPI task) counts.
 
@@ -181,7 +189,7 @@ class Workload(_Placed):
     only lengthen its file.
     """
 
-    name: Text
+    name: Name
     title: Text
     source: Text
     benchmark: Benchmark
@@ -218,61 +226,74 @@ class Workload(_Placed):
             raise ValueError("give exactly one of file_size (per thread) and aggregate_size")
         random = {"random_write", "random_read"}
         if self.benchmark in RANDOM_BENCHMARKS and not set(self.ops) <= random:
-            raise ValueError(f"{self.benchmark} runs random_write / random_read only")
+            raise SettingError("ops", f"{self.benchmark} runs random_write / random_read only")
         if self.benchmark not in RANDOM_BENCHMARKS and set(self.ops) & random:
-            raise ValueError(f"{self.benchmark} runs write / read only")
+            raise SettingError("ops", f"{self.benchmark} runs write / read only")
         if len(set(self.ops)) != len(self.ops):
-            raise ValueError("an operation is listed twice")
+            raise SettingError("ops", "an operation is listed twice")
         ordering = IOR_OP_ORDER if self.benchmark.startswith("ior") else IO_OP_ORDER
         if self.ops != sorted(self.ops, key=ordering.index):
             order = ", ".join(op for op in ordering if op in self.ops)
-            raise ValueError(f"list the operations in the order the benchmark runs them: {order}")
+            raise SettingError("ops", f"list the operations in the order the benchmark runs them: {order}")
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
-            raise ValueError("threads must be increasing and distinct")
+            raise SettingError("threads", "threads must be increasing and distinct")
         if self.timed_close and not self.benchmark.startswith("iozone"):
-            raise ValueError("timed_close (IOzone's -c) is an IOzone setting: IOR always times its opens and closes")
+            raise SettingError(
+                "timed_close", "timed_close (IOzone's -c) is an IOzone setting: IOR always times its opens and closes"
+            )
         if self.segments > 1 and not self.benchmark.startswith("ior"):
-            raise ValueError(f"segments (IOR's -s) is an IOR setting; {self.benchmark} has none")
+            raise SettingError("segments", f"segments (IOR's -s) is an IOR setting; {self.benchmark} has none")
         if self.max_file_size is not None and self.file_size is not None:
-            raise ValueError("max_file_size caps an aggregate_size split; with file_size give the size itself")
+            raise SettingError(
+                "max_file_size", "max_file_size caps an aggregate_size split; with file_size give the size itself"
+            )
         if self.max_file_size is not None and self.max_file_size < self.record_size:
-            raise ValueError(
+            raise SettingError(
+                "max_file_size",
                 f"max_file_size ({format_bytes(self.max_file_size)}) is less than one record "
-                f"({format_bytes(self.record_size)})"
+                f"({format_bytes(self.record_size)})",
             )
         if self.gpfs_pagepool_client is not None and self.direct_io:
-            raise ValueError(
+            raise SettingError(
+                "gpfs_pagepool_client",
                 "gpfs_pagepool_client is set but direct_io is true: O_DIRECT data bypasses the GPFS pagepool, "
-                "so the setting would change nothing; drop it, or set direct_io: false"
+                "so the setting would change nothing; drop it, or set direct_io: false",
             )
         if self.record_size != int(self.record_size):
-            raise ValueError(f"record_size must be a whole number of bytes, got {self.record_size:g} B")
+            raise SettingError(
+                "record_size", f"record_size must be a whole number of bytes, got {self.record_size:g} B"
+            )
         if self.direct_io and self.record_size % O_DIRECT_ALIGNMENT:
-            raise ValueError(
+            raise SettingError(
+                "record_size",
                 f"with direct_io every call must be a whole number of {O_DIRECT_ALIGNMENT}-byte sectors to be "
                 "direct (Linux open(2): local file systems refuse others with EINVAL, and GPFS runs them as "
                 f"normal I/O with O_SYNC, neither modelled); got {self.record_size:,.0f} B"
-                f"{binary_size_hint(self.record_size)}"
+                f"{binary_size_hint(self.record_size)}",
             )
         if self.reorder_tasks and not self.benchmark.startswith("ior"):
-            raise ValueError(f"reorder_tasks (IOR's -C) is an IOR setting; {self.benchmark} has none")
+            raise SettingError(
+                "reorder_tasks", f"reorder_tasks (IOR's -C) is an IOR setting; {self.benchmark} has none"
+            )
         if self.file_size is not None and self.file_size != int(self.file_size):
-            raise ValueError(f"file_size must be a whole number of bytes, got {self.file_size:,.1f} B")
+            raise SettingError("file_size", f"file_size must be a whole number of bytes, got {self.file_size:,.1f} B")
         if self.file_size is not None:
             if self.file_size < self.record_size:
-                raise ValueError(
+                raise SettingError(
+                    "file_size",
                     f"file_size ({format_bytes(self.file_size)}) is less than one record "
-                    f"({format_bytes(self.record_size)})"
+                    f"({format_bytes(self.record_size)})",
                 )
             if self.benchmark.startswith("ior") and (self.file_size / self.segments) % self.record_size:
-                raise ValueError(
+                raise SettingError(
+                    "file_size",
                     f"file_size ({format_bytes(self.file_size)}, IOR's -b x -s) must be a whole number of "
                     f"{format_bytes(self.record_size)} transfers"
-                    f"{f' in each of its {self.segments} blocks' if self.segments > 1 else ''}, as IOR requires"
+                    f"{f' in each of its {self.segments} blocks' if self.segments > 1 else ''}, as IOR requires",
                 )
         problems = self.thread_problems(self.threads)
         if problems:
-            raise ValueError("; ".join(problems))
+            raise SettingError("threads", "; ".join(problems))
         return self
 
     def thread_problems(self, threads: list[int]) -> list[str]:
@@ -356,14 +377,6 @@ def _byte_count(value: object) -> float:
 ByteCount = Annotated[float, BeforeValidator(_byte_count)]
 
 
-class MdtestKeyError(ValueError):
-    """A consistency error of an :class:`MdtestWorkload` about one key (``key``), so loaders can point at it."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
-
-
 def _tree_dirs(branching: int, depth: int, *, leaves_only: bool = False) -> int:
     """Directories in one mdtest tree: the root plus ``branching`` children per directory, ``depth``
     levels (or only the ``branching ** depth`` leaves). Counted level by level and stopped just past
@@ -421,7 +434,7 @@ class MdtestWorkload(_Placed):
     * ``total_files`` is not a mdtest flag: the number of files the document kept fixed (see above).
     """
 
-    name: Text
+    name: Name
     title: Text
     source: Text
     benchmark: Literal["mdtest"]
@@ -447,24 +460,24 @@ class MdtestWorkload(_Placed):
     @model_validator(mode="after")
     def _consistent(self) -> MdtestWorkload:
         if len(set(self.ops)) != len(self.ops):
-            raise MdtestKeyError("ops", "a phase is listed twice")
+            raise SettingError("ops", "a phase is listed twice")
         if list(self.ops) != [op for op in MDTEST_PHASES if op in self.ops]:
-            raise MdtestKeyError("ops", f"list the phases in the order mdtest runs them: {', '.join(MDTEST_PHASES)}")
+            raise SettingError("ops", f"list the phases in the order mdtest runs them: {', '.join(MDTEST_PHASES)}")
         if self.files_only and self.dirs_only:
-            raise MdtestKeyError("dirs_only", "files only (-F) and directories only (-D) exclude each other")
+            raise SettingError("dirs_only", "files only (-F) and directories only (-D) exclude each other")
         if self.dirs_only and (self.write_bytes or self.read_bytes or self.sync):
             key = "write_bytes" if self.write_bytes else "read_bytes" if self.read_bytes else "sync"
-            raise MdtestKeyError(
+            raise SettingError(
                 key, "directories only (-D) make no files, so there is no file data to write, read or sync"
             )
         if not self.point_ops:
-            raise MdtestKeyError(
+            raise SettingError(
                 "ops", "directories have no read phase: with dirs_only (-D) select create, stat or remove"
             )
         if sorted(self.threads) != self.threads or len(set(self.threads)) != len(self.threads):
-            raise MdtestKeyError("threads", "threads must be increasing and distinct")
+            raise SettingError("threads", "threads must be increasing and distinct")
         if self.total_files is None and self.tree_dirs(1) > MAX_TREE_DIRS:
-            raise MdtestKeyError(
+            raise SettingError(
                 "depth" if self.depth > 1 else "branching",
                 f"a tree of branching {self.branching or 1} and depth {self.depth} has more than "
                 f"{MAX_TREE_DIRS:,} directories, more than pfssim simulates; shrink -b or -z",
@@ -472,21 +485,21 @@ class MdtestWorkload(_Placed):
         if self.total_files is not None:
             self._check_total_files_rule()
         elif self.items_per_dir is None and self.items is None:
-            raise MdtestKeyError(
+            raise SettingError(
                 "items_per_dir",
                 "give the files per task: items_per_dir (-I), items (-n), or total_files with items_per_dir",
             )
         elif self.items_per_dir is not None and self.items is not None:
-            raise MdtestKeyError("items", "give items_per_dir (-I) or items (-n), not both")
+            raise SettingError("items", "give items_per_dir (-I) or items (-n), not both")
         elif self.items is not None and self.items < self.dirs_per_task(1):
-            raise MdtestKeyError(
+            raise SettingError(
                 "items",
                 f"items {self.items} (-n) is fewer than the {self.dirs_per_task(1)} directories that hold files, "
                 "so mdtest would put no file in any of them; raise items or shrink the tree",
             )
         problems = self.thread_problems(self.threads)
         if problems:
-            raise MdtestKeyError("threads", "; ".join(problems))
+            raise SettingError("threads", "; ".join(problems))
         if "read" in self.ops and self.read_bytes > self.write_bytes:
             if "create" in self.ops:
                 why = "mdtest refuses to read more than it wrote"
@@ -495,7 +508,7 @@ class MdtestWorkload(_Placed):
                     "without the create phase the files are an earlier run's, and pfssim takes them to hold "
                     "write_bytes (-w): give that run's -w"
                 )
-            raise MdtestKeyError(
+            raise SettingError(
                 "read_bytes",
                 f"read_bytes ({format_bytes(self.read_bytes)}) is more than write_bytes "
                 f"({format_bytes(self.write_bytes)}); {why}",
@@ -504,17 +517,17 @@ class MdtestWorkload(_Placed):
 
     def _check_total_files_rule(self) -> None:
         if self.items is not None:
-            raise MdtestKeyError("items", "with total_files give items_per_dir, not items (-n)")
+            raise SettingError("items", "with total_files give items_per_dir, not items (-n)")
         if self.items_per_dir is None:
-            raise MdtestKeyError("total_files", "total_files needs items_per_dir (the files in each directory)")
+            raise SettingError("total_files", "total_files needs items_per_dir (the files in each directory)")
         if self.branching is not None:
-            raise MdtestKeyError(
+            raise SettingError(
                 "branching",
                 "with total_files the branching factor is derived (total_files / threads / items_per_dir "
                 "directories per task); leave branching out",
             )
         if self.depth != 1 or not self.leaf_only:
-            raise MdtestKeyError(
+            raise SettingError(
                 "depth" if self.depth != 1 else "leaf_only",
                 "total_files needs depth: 1 and leaf_only: true (one level of leaf directories per task, "
                 "the -z 1 -L of the documents), so that -b is the number of directories per task",

@@ -4,15 +4,18 @@ numbers and sizes as the three programs write them, shell placeholders and workl
 from __future__ import annotations
 
 import re
-from typing import NoReturn
+from collections.abc import Callable
+from typing import NoReturn, TypeVar
 
 from pydantic import ValidationError
 
 from sim.config.quantities import MAX_THREADS
-from sim.config.workload import Workload
+from sim.config.workload import SettingError, Workload
 from sim.errors import Problem, WorkloadError
 
 SOURCE = "--cmd"
+
+T = TypeVar("T")
 
 PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
 #: A whole number with an optional binary k/m/g suffix (ASCII digits, as atoi reads), as all three
@@ -32,6 +35,7 @@ class Cursor:
         self.tokens = tokens
         self.position = 0
         self.seen: dict[str, str] = {}
+        self.values: dict[str, tuple[str, object]] = {}  # what :meth:`number` read: (text, value)
 
     def next(self) -> str | None:
         if self.position >= len(self.tokens):
@@ -60,6 +64,16 @@ class Cursor:
     def single(self, flag: str, glued: str | None = None, what: str = "a value") -> str:
         """The argument of a flag that may be given only once (see :meth:`once`)."""
         return self.once(flag, self.value(flag, glued, what))
+
+    def number(self, flag: str, glued: str | None, what: str, read: Callable[[str, str], T]) -> T:
+        """The argument of a flag that may be given only once, read by ``read(flag, text)``: a second
+        value is an error only if it reads differently (``-r 1024k`` and ``-r 1m`` are one size)."""
+        text = self.value(flag, glued, what)
+        value = read(flag, text)
+        if flag in self.values and self.values[flag][1] != value:
+            fail(flag, f"{flag} is given twice ({self.values[flag][0]} and {text}); give it once")
+        self.values.setdefault(flag, (text, value))
+        return value
 
 
 def whole_number(flag: str, text: str, *, minimum: int = 1) -> int:
@@ -178,10 +192,18 @@ def make_workload(
             options = {**options, "file_size": "-b/-s"}
         problems = []
         for error in exc.errors():
-            key = ".".join(str(p) for p in error["loc"])
+            cause = (error.get("ctx") or {}).get("error")
+            key = cause.key if isinstance(cause, SettingError) else ".".join(str(p) for p in error["loc"])
             message = str(error["msg"]).removeprefix("Value error, ")
+            if _YAML_SIZE_HINT in message:  # the hint spells a YAML size; a command line's suffixes are binary
+                message = message[: message.rfind("; ", 0, message.index(_YAML_SIZE_HINT))] + _COMMAND_SIZE_HINT
             problems.append(Problem(SOURCE, None, options.get(key, key), message))
         raise WorkloadError(problems) from None
+
+
+#: How :func:`binary_size_hint` recognises a decimal size in YAML, and what a command line gets instead.
+_YAML_SIZE_HINT = "(kB, MB and GB count in powers of 1000)"
+_COMMAND_SIZE_HINT = "; the k, m and g suffixes of IOzone, IOR and mdtest count in powers of 1024 (1k is 1,024 bytes)"
 
 
 def is_program(token: str, name: str) -> bool:

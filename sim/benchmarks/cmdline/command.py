@@ -32,10 +32,11 @@ def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
     if is_program(program, "iozone"):
         return parse_iozone(tokens, text, name)
     if program in ("mpirun", "mpiexec") or is_program(program, "mpirun") or is_program(program, "mpiexec"):
-        tasks, start, per_node = parse_launcher(tokens)
-        if is_program(tokens[start], "mdtest"):
-            return parse_mdtest(tokens[start + 1 :], text, name, tasks, per_node)
-        return parse_ior(tokens[start + 1 :], text, name, tasks, per_node)
+        launch = parse_launcher(tokens)
+        rest = tokens[launch.start + 1 :]
+        if is_program(tokens[launch.start], "mdtest"):
+            return parse_mdtest(rest, text, name, launch.tasks, launch.per_node)
+        return parse_ior(rest, text, name, launch.tasks, launch.per_node)
     if is_program(program, "ior"):
         fail("-np", "IOR needs an MPI launcher with the task count: mpirun -np N ior ...")
     if is_program(program, "mdtest"):
@@ -51,7 +52,10 @@ def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
 
 #: Settings a workload file's ``command:`` must agree with. Thread counts and sizes are left out:
 #: they vary over the sweep, and the command gives them as shell variables.
-_SETTINGS = ("benchmark", "record_size", "direct_io", "fsync", "placement", "per_node", "segments", "reorder_tasks")
+_SETTINGS = (
+    *("benchmark", "record_size", "direct_io", "fsync", "timed_close", "placement", "per_node", "segments"),
+    "reorder_tasks",
+)
 _MDTEST_SETTINGS = (
     *("benchmark", "placement", "per_node", "files_only", "dirs_only", "unique_dir", "depth", "leaf_only"),
     *("items_per_dir", "write_bytes", "read_bytes", "sync", "iterations", "stride"),
@@ -90,15 +94,24 @@ def _program_of(line: str) -> str | None:
     return None
 
 
-def _substitute(line: str, workload: AnyWorkload, threads: int) -> tuple[str, set[tuple[str, str]], dict[str, str]]:
+def _substitute(
+    line: str, workload: AnyWorkload, threads: int
+) -> tuple[str, set[tuple[str, str]], dict[str, str], list[str]]:
     """``line`` with each shell variable replaced: by the workload's value where the flag before it
     (or the flag it is glued to, ``-t$Thread``) sets a thread count or a size, else (a path or host
-    file) by a plain word ``x``; the (program, flag) pairs whose value was a variable; and, by flag,
-    the variables replaced by ``x`` (a message about ``'x'`` is about one of them)."""
+    file) by a plain word ``x``; the (program, flag) pairs whose value was a variable; by flag, the
+    variables replaced by ``x`` (a message about ``'x'`` is about one of them); and the words
+    pfssim cannot read this way.
+
+    A count or size is the variable alone, or a size the variable and a k, m or g suffix
+    (``${Size}G``): the word as a whole stands for the workload's value. Other text joined to it
+    (``1$Thread``, ``$Size$Size``) makes a value pfssim cannot tell, and is refused, as is a flag
+    given twice as variables (which a real shell may expand to two values)."""
     tokens = shlex.split(line)
     program = "iozone" if tokens and is_program(tokens[0], "iozone") else "mpirun"
     swept: set[tuple[str, str]] = set()
     unresolved: dict[str, str] = {}
+    problems: list[str] = []
     for index, token in enumerate(tokens):
         if is_program(token, "ior") or is_program(token, "mdtest"):
             program = "ior" if is_program(token, "ior") else "mdtest"
@@ -110,12 +123,24 @@ def _substitute(line: str, workload: AnyWorkload, threads: int) -> tuple[str, se
             (token[: found.start()], token[: found.start()]) if glued else (tokens[index - 1] if index else "", "")
         )
         word = token[len(prefix) :]
-        swept.add((program, flag))
         value = _sweep_value(workload, program, flag, threads)
-        if value is None:
+        if value is not None:
+            rest = word.replace(found[0], "", 1) if word.startswith(found[0]) else None
+            if rest is None or (
+                rest and not (rest in ("k", "m", "g", "K", "M", "G") and (program, flag) in _SIZE_FLAGS)
+            ):
+                problems.append(
+                    f"{flag} {word}: a shell variable joined to other text stands for a value pfssim cannot "
+                    "tell from the workload; write the variable alone (a size may carry a k, m or g suffix: "
+                    "${Size}G) or the value itself"
+                )
+            elif (program, flag) in swept:
+                problems.append(f"{flag} is given twice as a shell variable; give it once")
+        else:
             unresolved[flag] = word
+        swept.add((program, flag))
         tokens[index] = prefix + (value if value is not None else PLACEHOLDER.sub("x", word))
-    return shlex.join(tokens), swept, unresolved
+    return shlex.join(tokens), swept, unresolved, problems
 
 
 #: The flags that give the thread (task) count and the size per thread, by program.
@@ -150,7 +175,10 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
             problems.append(f"{where} runs {program}, the workload is {workload.benchmark}")
             continue
         try:
-            text, swept, unresolved = _substitute(line, workload, workload.threads[0])
+            text, swept, unresolved, unreadable = _substitute(line, workload, workload.threads[0])
+            if unreadable:
+                problems += [f"{where}: {problem}" for problem in unreadable]
+                continue
             parsed = parse_command(text, name=workload.name)
         except ValueError as exc:  # shlex: unbalanced quotes
             problems.append(f"{where} cannot be split into words ({exc})")
@@ -223,9 +251,21 @@ def _shown(key: str, value: object) -> str:
 
 def option_of(workload: AnyWorkload, key: str) -> str:
     """The command-line option that sets ``key`` of a workload read from a command line (``-e`` for
-    ``fsync`` ...), or ``key`` itself when no single option does."""
+    ``fsync`` ...), as the user typed it (``-n`` or ``-np``, ``--map-by`` or ``-npernode``; ``-b/-s``
+    for the bytes of an IOR task in several segments), or ``key`` itself when no single option does."""
     if isinstance(workload, MdtestWorkload):
         program = "mdtest"
     else:
         program = "iozone" if workload.benchmark.startswith("iozone") else "ior"
+    if key in ("threads", "per_node") and program != "iozone" and workload.command:
+        try:
+            launch = parse_launcher(shlex.split(workload.command))
+        except (ValueError, WorkloadError):  # not a launcher line pfssim reads: the usual names
+            launch = None
+        if launch is not None and key == "threads":
+            return launch.tasks_option
+        if launch is not None and launch.placement_option is not None:
+            return launch.placement_option
+    if key == "file_size" and isinstance(workload, Workload) and workload.segments > 1:
+        return "-b/-s"  # IOR's bytes per task are -b x -s
     return OPTION_OF[program].get(key, key)

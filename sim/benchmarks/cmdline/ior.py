@@ -106,11 +106,11 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
                 if setting is not None:
                     direct = _set_direct(direct_by, setting, token, f"-O {item}")
         elif token == "-t":
-            transfer = size_bytes(token, cursor.single(token, None, "a transfer size"), 1, "16m")
+            transfer = cursor.number(token, None, "a transfer size", lambda f, t: size_bytes(f, t, 1, "16m"))
         elif token == "-b":
-            block = size_bytes(token, cursor.single(token, None, "a block size"), 1, "16g")
+            block = cursor.number(token, None, "a block size", lambda f, t: size_bytes(f, t, 1, "16g"))
         elif token == "-s":
-            segments = whole_number(token, cursor.single(token, None, "a segment count"))
+            segments = cursor.number(token, None, "a segment count", whole_number)
         elif token in ("-i", "-Q"):
             whole_number(token, cursor.value(token, None, "a whole number"))
         elif token == "-d":

@@ -101,11 +101,11 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
                 fail("-i", f"-i {test} is given twice")
             tests.append(test)
         elif flag == "-r":
-            record = size_bytes(flag, cursor.single(flag, glued, "a record size"), 1024, "1m")
+            record = cursor.number(flag, glued, "a record size", lambda f, t: size_bytes(f, t, 1024, "1m"))
         elif flag == "-s":
-            file_size = size_bytes(flag, cursor.single(flag, glued, "a file size"), 1024, "8g")
+            file_size = cursor.number(flag, glued, "a file size", lambda f, t: size_bytes(f, t, 1024, "8g"))
         elif flag == "-t":
-            threads = thread_count(flag, cursor.single(flag, glued, "a thread count"))
+            threads = cursor.number(flag, glued, "a thread count", thread_count)
         elif flag == "-I":
             direct = True
         elif flag == "-e":

@@ -36,11 +36,14 @@ LAUNCHER_PER_NODE = ("-npernode", "--npernode", "-N", "-ppn")
 
 class Launch(NamedTuple):
     """What the launcher's options say: the task count, where the program's own options start,
-    and the ranks per node (None: round robin over the nodes)."""
+    and the ranks per node (None: round robin over the nodes); the options typed for the task
+    count and the placement, to report a problem with either where the user wrote it."""
 
     tasks: int
     start: int
     per_node: int | None
+    tasks_option: str = "-np"
+    placement_option: str | None = None
 
 
 # The Dell documents print '--allow-run-as-root' with an en dash as its first character.
@@ -51,6 +54,7 @@ def parse_launcher(tokens: list[str]) -> Launch:
     """Read ``mpirun``/``mpiexec`` options up to the ior or mdtest executable."""
     cursor = Cursor(tokens[1:])
     tasks: int | None = None
+    tasks_flag = "-np"
     mapped: str | None = None  # the option that set the placement
     per_node: int | None = None
 
@@ -64,6 +68,7 @@ def parse_launcher(tokens: list[str]) -> Launch:
         flag = _LAUNCHER_ALIASES.get(token, token)
         if flag in LAUNCHER_NP:
             tasks = thread_count(flag, cursor.once("-np", cursor.value(flag, None, "the number of MPI tasks")))
+            tasks_flag = flag
         elif flag in LAUNCHER_PER_NODE:
             mapping(flag, whole_number(flag, cursor.value(flag, None, "the number of tasks per node")))
         elif flag in ("-bynode", "--bynode"):
@@ -97,7 +102,7 @@ def parse_launcher(tokens: list[str]) -> Launch:
                     "-np",
                     f"{tokens[0]} has no -np: give the number of MPI tasks, e.g. {tokens[0]} -np 64 {program} ...",
                 )
-            return Launch(tasks, cursor.position, per_node)
+            return Launch(tasks, cursor.position, per_node, tasks_flag, mapped)
         elif flag.startswith("\u2013"):
             fail(
                 flag,
