@@ -63,7 +63,7 @@ def test_sixteen_ranks_on_one_client_are_held_by_its_link() -> None:
 def test_more_ranks_than_the_mapping_places_are_refused() -> None:
     result = run_cli("run", str(HDR100), "--cmd", f"mpirun -np 512 -N 4 {IOR}")
     assert result.code == 2
-    assert "--cmd -npernode: at 512 threads the tasks, 4 per client, need more clients than the 16" in result.stderr
+    assert "--cmd -N: at 512 threads the tasks, 4 per client, need more clients than the 16" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -527,7 +527,7 @@ def test_a_point_whose_caches_could_not_turn_over_in_its_budget_is_not_converged
     again with its caches full."""
     system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
     workload = _workload("iozone_random_nn", "4 KiB")
-    loose = Precision(rel_precision=10.0, min_batches=2, max_batches=4, min_batch=10)
+    loose = Precision(rel_precision=10.0, min_batches=2, max_batches=6, min_batch=10)
     cut = run_point(system, workload, "random_write", 8, seed=1, precision=replace(loose, max_device_ops=500))
     whole = run_point(system, workload, "random_write", 8, seed=1, precision=replace(loose, max_device_ops=20_000))
     assert (cut.turned_over, cut.converged) == (False, False)
