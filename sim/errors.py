@@ -24,9 +24,19 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        # One problem, one line: a line break or control character in a name the user gave (a YAML
+        # key, a file name) is shown escaped, so it cannot start what reads as another report.
+        path, message = _one_line(self.path), _one_line(self.message)
         if not where:
-            return f"{self.path}: {self.message}" if self.path else self.message
-        return f"{where} {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+            return f"{path}: {message}" if path else message
+        return f"{_one_line(where)} {path}: {message}" if path else f"{_one_line(where)}: {message}"
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its control, format and line-separator characters escaped (``\\n``, ``\\u2028``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 @dataclass

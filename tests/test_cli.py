@@ -589,7 +589,7 @@ def test_a_parts_catalogue_file_given_as_a_workload_is_said_to_be_one() -> None:
     drives = str(ROOT / "topologies" / "parts" / "drives.yaml")
     result = run_cli("run", str(ROOT / "topologies" / "beegfs-hdr100.yaml"), "--workload", drives)
     assert result.code == 2 and result.stdout == ""
-    assert "this is a parts catalogue file (drives), not a workload" in result.stderr, result.stderr
+    assert "this is a parts catalogue file (drives), not a workload: give --workload a workload" in result.stderr
 
 
 def test_the_cli_package_runs_as_a_module() -> None:

@@ -224,7 +224,7 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 16 -npernode 0 ior -w -t 1m -b 1g", "-npernode", "at least 1"),
         ("mpirun -np 16 -ppn four ior -w -t 1m -b 1g", "-ppn", "whole number"),
         # A model-level check reported at the option typed, with a command line's (binary) suffixes.
-        ("mpirun -np 2 ior -w -t 1000 -b 1000000 -B", "-t", "count in powers of 1024 (1k is 1,024 bytes)"),
+        ("mpirun -np 2 ior -w -t 1000 -b 1000000 -B", "-t", "counts in powers of 1024 (-t 1k is 1,024 bytes)"),
     ],
 )
 def test_bad_commands_name_the_flag(command: str, path: str, fragment: str) -> None:

@@ -163,6 +163,14 @@ def test_shipped_commands_are_read_and_agree_with_the_settings(path: Path) -> No
         ("beegfs-hc-iozone-random", "-t $Thread", "-t 1$Thread", "-t 1$Thread: a shell variable joined to other"),
         ("beegfs-hc-iozone-random", "-s $Size", "-s $Size$Size", "-s $Size$Size: a shell variable joined to other"),
         ("beegfs-hc-iozone-random", "-t $Thread", "-t $Thread -t $Other", "-t is given twice as a shell variable"),
+        ("beegfs-hc-iozone-random", "-+m threadlist", "-+m $a -+m $b", "-+m is given twice as a shell variable"),
+        # A variable beside a number is two values everywhere but at the number (16, the first count).
+        (
+            "beegfs-hc-iozone-random",
+            "-t $Thread",
+            "-t $Thread -t 16",
+            "at 32 threads: -t: -t is given twice (32 and 16)",
+        ),
         ("mdtest-beegfs-hp", "-I 1024", "-I 512", "gives items_per_dir 512, the workload 1024"),
         ("mdtest-beegfs-hp", "-u -t -F", "-t -F", "gives unique_dir no, the workload yes"),
         # A count or size written as a number holds at every point of the sweep (these were accepted).
@@ -222,7 +230,8 @@ def test_a_command_that_disagrees_with_the_settings_is_located(
         ("record_size: 1 MiB", "record_size: 1 MB", "record_size", "whole number of 512-byte sectors"),
         ("threads: [", "threads: [4, 2, ", "threads", "increasing and distinct"),
         ("ops: [write, read]", "ops: [read, write]", "ops", "in the order the benchmark runs them"),
-        ("name: beegfs-hp-iozone-seq", 'name: "beegfs-hp-iozone-seq\\nx"', "name", "cannot hold control characters"),
+        ("name: beegfs-hp-iozone-seq", 'name: "beegfs-hp-iozone-seq\\nx"', "name", "a name is printable text"),
+        ("name: beegfs-hp-iozone-seq", 'name: "beegfs-hp-iozone-seq\\u2028x"', "name", "a name is printable text"),
     ],
 )
 def test_a_settings_problem_is_located_at_its_key(tmp_path: Path, old: str, new: str, key: str, fragment: str) -> None:

@@ -165,6 +165,11 @@ class Catalogue:
                 continue
             for name, fields in parts.items():
                 path = (*kind_path, name)
+                if not str(name).isprintable() or not str(name).strip():
+                    problems.append(
+                        smap.problem(path, f"a part name is printable text and not blank, got {str(name)!r}")
+                    )
+                    continue
                 if name in self.entries[kind]:
                     first = self.entries[kind][name]
                     problems.append(
@@ -311,11 +316,12 @@ def is_parts_catalogue(data: Any) -> bool:
 def parts_catalogue_problem(data: dict[str, Any], smap: SourceMap, instead: str) -> Problem:
     """A parts catalogue file given where a topology or a workload goes: said as such, not as a
     document missing all its keys."""
-    return smap.problem(
-        (next(iter(data)),),
-        f"this is a parts catalogue file ({', '.join(data)}), not {instead}: a topology reads its parts "
-        "from the parts/ folder beside it, and validating the topology checks them",
-    )
+    if instead == "a workload":
+        what = "give --workload a workload name or a workload file (workloads/*.yaml)"
+    else:
+        what = "a topology reads its parts from the parts/ folder beside it, and validating the topology checks them"
+    message = f"this is a parts catalogue file ({', '.join(data)}), not {instead}: {what}"
+    return smap.problem((next(iter(data)),), message)
 
 
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:

@@ -86,10 +86,11 @@ Text = Annotated[str, Field(min_length=1)]
 
 
 def _printable_name(name: str) -> str:
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+    if not name.isprintable() or not name.strip():
         raise ValueError(
-            f"a name cannot hold control characters (newlines, tabs ...), got {name!r}: names are printed in "
-            "tables, dotted part names and one-line problem reports"
+            f"a name is printable text, without control, format or line-break characters (newlines, tabs, "
+            f"U+2028 ...) and not blank, got {name!r}: names are printed in tables, dotted part names and "
+            "one-line problem reports"
         )
     return name
 

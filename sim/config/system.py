@@ -385,8 +385,8 @@ class SystemSpec(Model):
             raise ValueError(f"listed twice: {', '.join(twice)}")
         return names
 
-    parts: dict[str, dict[str, dict[str, Any]]] = {}
-    templates: dict[str, ServerBody] = {}
+    parts: dict[str, dict[Name, dict[str, Any]]] = {}
+    templates: dict[Name, ServerBody] = {}
     network: NetworkSpec
     clients: list[ClientSpec] = Field(min_length=1)
 

@@ -195,15 +195,18 @@ def make_workload(
             cause = (error.get("ctx") or {}).get("error")
             key = cause.key if isinstance(cause, SettingError) else ".".join(str(p) for p in error["loc"])
             message = str(error["msg"]).removeprefix("Value error, ")
+            option = options.get(key, key)
             if _YAML_SIZE_HINT in message:  # the hint spells a YAML size; a command line's suffixes are binary
-                message = message[: message.rfind("; ", 0, message.index(_YAML_SIZE_HINT))] + _COMMAND_SIZE_HINT
-            problems.append(Problem(SOURCE, None, options.get(key, key), message))
+                message = message[: message.rfind("; ", 0, message.index(_YAML_SIZE_HINT))] + (
+                    f"; a k, m or g suffix counts in powers of 1024 ({option} 1k is 1,024 bytes)"
+                )
+            problems.append(Problem(SOURCE, None, option, message))
         raise WorkloadError(problems) from None
 
 
-#: How :func:`binary_size_hint` recognises a decimal size in YAML, and what a command line gets instead.
+#: How :func:`binary_size_hint` recognises its hint about a decimal size in YAML (a command line gets
+#: one about its binary suffixes instead).
 _YAML_SIZE_HINT = "(kB, MB and GB count in powers of 1000)"
-_COMMAND_SIZE_HINT = "; the k, m and g suffixes of IOzone, IOR and mdtest count in powers of 1024 (1k is 1,024 bytes)"
 
 
 def is_program(token: str, name: str) -> bool:

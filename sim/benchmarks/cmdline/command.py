@@ -124,21 +124,22 @@ def _substitute(
         )
         word = token[len(prefix) :]
         value = _sweep_value(workload, program, flag, threads)
-        if value is not None:
+        # The launcher's -np, -n and --np are one option: two of them are one given twice.
+        key = (program, "-np" if program == "mpirun" and flag in LAUNCHER_NP else flag)
+        if key in swept:
+            problems.append(f"{flag} is given twice as a shell variable; give it once")
+        elif value is not None:
+            size = (program, flag) in _SIZE_FLAGS
             rest = word.replace(found[0], "", 1) if word.startswith(found[0]) else None
-            if rest is None or (
-                rest and not (rest in ("k", "m", "g", "K", "M", "G") and (program, flag) in _SIZE_FLAGS)
-            ):
+            if rest is None or (rest and not (rest in ("k", "m", "g", "K", "M", "G") and size)):
                 problems.append(
                     f"{flag} {word}: a shell variable joined to other text stands for a value pfssim cannot "
-                    "tell from the workload; write the variable alone (a size may carry a k, m or g suffix: "
-                    "${Size}G) or the value itself"
+                    "tell from the workload; write the variable alone"
+                    f"{' (a size may carry a k, m or g suffix: ${Size}G)' if size else ''} or the value itself"
                 )
-            elif (program, flag) in swept:
-                problems.append(f"{flag} is given twice as a shell variable; give it once")
-        else:
+        if value is None:
             unresolved[flag] = word
-        swept.add((program, flag))
+        swept.add(key)
         tokens[index] = prefix + (value if value is not None else PLACEHOLDER.sub("x", word))
     return shlex.join(tokens), swept, unresolved, problems
 
@@ -196,6 +197,19 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
                     )
                 problems.append(f"{where}: {p.path + ': ' if p.path else ''}{message}")
             continue
+        # The variables stand for other values at the sweep's other points: a flag whose variable
+        # is also given as a number (-t $Thread -t 1) is one given twice at all but one of them.
+        for count in workload.threads[1:]:
+            text, _swept, others, _unreadable = _substitute(line, workload, count)
+            if others.keys() != unresolved.keys():
+                continue  # a size that is no whole number of KiB there (an aggregate split): not written
+            try:
+                parse_command(text, name=workload.name)
+            except WorkloadError as exc:
+                problems += [
+                    f"{where} at {count} threads: {p.path + ': ' if p.path else ''}{p.message}" for p in exc.problems
+                ]
+                break
         ops += [op for op in parsed.ops if op not in ops]
         # A thread count or size written as a number, not a shell variable, is the same at every
         # point of the sweep: the workload must then run that count, and that size at every count.
