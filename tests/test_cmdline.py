@@ -154,6 +154,8 @@ def test_ior_values_glued_or_after_equals(form: str) -> None:
         ("iozone -i 0 -r 1024k -s 1g -t 2 -r 1m", "record_size", 2**20),
         ("iozone -i 0 -r 1m -s 1048576 -t 2 -s 1g", "file_size", 2**30),  # a bare -s counts KiB
         ("mpirun -np 2 ior -w -t 1m -b 1g -t 1048576", "record_size", 2**20),  # a bare -t counts bytes
+        ("mpirun -np 2 mdtest -F -C -I 1024 -I 1k -z 1 -b 2 -d /x", "items_per_dir", 1024),
+        ("mpirun -np 2 mdtest -F -C -I 8 -z 1 -b 2 -w 4k -w 4096 -d /x", "write_bytes", 4096),
     ],
 )
 def test_a_flag_given_twice_with_one_value_in_two_spellings_is_that_value(command: str, key: str, value: int) -> None:
@@ -223,6 +225,7 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 16 -N 4 --map-by node ior -w -t 1m -b 1g", "--map-by", "given twice (-N and --map-by)"),
         ("mpirun -np 16 -npernode 0 ior -w -t 1m -b 1g", "-npernode", "at least 1"),
         ("mpirun -np 16 -ppn four ior -w -t 1m -b 1g", "-ppn", "whole number"),
+        ("mpirun -np 2 mdtest -F -C -I 1024 -I 512 -z 1 -b 2 -d /x", "-I", "given twice (1024 and 512)"),
         # A model-level check reported at the option typed, with a command line's (binary) suffixes.
         ("mpirun -np 2 ior -w -t 1000 -b 1000000 -B", "-t", "counts in powers of 1024 (-t 1k is 1,024 bytes)"),
     ],

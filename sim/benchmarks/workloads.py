@@ -94,7 +94,8 @@ def _keyed(cls: type[Workload] | type[MdtestWorkload], data: Any, smap: SourceMa
         problems = []
         for problem in validation_problems(exc, data, smap):
             key = keys.get(problem.message)
-            if not problem.path and key is not None and isinstance(data, dict) and key in data:
+            if not problem.path and key is not None and isinstance(data, dict):
+                # At the key's line, or named at the file's when the key is not written (a default).
                 problem = smap.problem((key,), problem.message)
             problems.append(_relocate(problem, data, smap) if cls is Workload else problem)
         raise WorkloadError(problems) from None

@@ -8,6 +8,7 @@ read the same way, whole with an optional binary k/m/g suffix, so ``-I 1k`` is 1
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -114,18 +115,20 @@ def parse_mdtest(tokens: list[str], text: str, name: str, tasks: int, per_node: 
     write_bytes = read_bytes = 0
     while (token := cursor.next()) is not None:
         flag, glued = _split_mdtest(token)
-        if flag in _MDTEST_VALUE_FLAGS and flag not in MDTEST_NO_EFFECT_WITH_VALUE:
+        if flag == "-a":
             value = cursor.single(flag, glued)
-            if flag == "-a":
-                if value.upper() != "POSIX":
-                    fail(flag, f"mdtest API {value} is not modelled; pfssim models -a POSIX (the default)")
-            elif flag == "-N":
-                fields["stride"] = _mdtest_number(flag, value, minimum=0)
+            if value.upper() != "POSIX":
+                fail(flag, f"mdtest API {value} is not modelled; pfssim models -a POSIX (the default)")
+        elif flag in _MDTEST_VALUE_FLAGS and flag not in MDTEST_NO_EFFECT_WITH_VALUE:
+            # Numbers: a flag given twice is refused only with two values (-I 1024 -I 1k is one).
+            least = 0 if flag in ("-N", "-w", "-e", "-z") else 1
+            number = cursor.number(flag, glued, "a value", partial(_mdtest_number, minimum=least))
+            if flag == "-N":
+                fields["stride"] = number
             elif flag in ("-w", "-e"):
-                size = _mdtest_number(flag, value, minimum=0)
-                write_bytes, read_bytes = (size, read_bytes) if flag == "-w" else (write_bytes, size)
+                write_bytes, read_bytes = (number, read_bytes) if flag == "-w" else (write_bytes, number)
             else:
-                fields[_MDTEST_COUNTS[flag]] = _mdtest_number(flag, value, minimum=0 if flag == "-z" else 1)
+                fields[_MDTEST_COUNTS[flag]] = number
         elif flag in MDTEST_NO_EFFECT_WITH_VALUE:
             cursor.value(flag, glued)
         elif flag in _MDTEST_PHASE_FLAGS:
