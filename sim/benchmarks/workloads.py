@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from sim.benchmarks.cmdline import command_mismatches
 from sim.config.load import is_parts_catalogue, is_workload_document, parts_catalogue_problem, validation_problems
-from sim.config.workload import AnyWorkload, MdtestWorkload, SettingError, Workload
+from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, setting_key
 from sim.config.yamlio import SourceMap, load_yaml
 from sim.errors import ConfigError, Problem, WorkloadError
 
@@ -40,43 +40,18 @@ def workload_dir(topology: Path | None = None) -> Path:
 
 
 def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
-    """Point a whole-file consistency error at the key it is about, so its line is useful.
+    """An IOzone/IOR problem the model could not key (:class:`SettingError`), made useful.
 
-    An unknown ``benchmark`` also gets the mdtest choice added, which :class:`Workload` does not list.
-    """
+    An unknown ``benchmark`` gets the mdtest choice added, which :class:`Workload` does not list;
+    "give exactly one of file_size and aggregate_size" is put at whichever of them is written
+    (at ``file_size``, the usual one, when neither is)."""
     message = problem.message
     if problem.path == "benchmark" and message.startswith("Input should be"):
         return Problem(problem.file, problem.line, problem.path, f"{message}; an mdtest workload has benchmark: mdtest")
-    if problem.path or not isinstance(data, dict):
+    if problem.path or not isinstance(data, dict) or not ("file_size" in message and "aggregate_size" in message):
         return problem
-    if message.startswith("max_file_size"):
-        keys = ["max_file_size"]
-    elif "file_size" in message and "aggregate_size" in message:
-        keys = [key for key in ("aggregate_size", "file_size") if key in data]
-        if not keys:  # neither given: name the key a missing size is usually written as
-            return smap.problem(("file_size",), message)
-    elif message.startswith("record_size"):
-        keys = ["record_size"]
-    elif message.startswith("file_size"):
-        keys = ["file_size"]
-    elif message.startswith("gpfs_pagepool_client"):
-        keys = ["gpfs_pagepool_client"]
-    elif message.startswith("segments"):
-        keys = ["segments"]
-    elif message.startswith("per_node"):
-        keys = ["per_node", "placement"]
-    elif message.split(" ", 1)[0] in data:  # a message about a key says so first (timed_close ...)
-        keys = [message.split(" ", 1)[0]]
-    elif "thread" in message:
-        keys = ["threads"]
-    elif "operation" in message or " runs " in message:
-        keys = ["ops"]
-    else:
-        keys = []
-    for key in keys:
-        if key in data:
-            return smap.problem((key,), message)
-    return problem
+    written = [key for key in ("aggregate_size", "file_size") if key in data]
+    return smap.problem((written[0] if written else "file_size",), message)
 
 
 def _keyed(cls: type[Workload] | type[MdtestWorkload], data: Any, smap: SourceMap) -> AnyWorkload:
@@ -86,11 +61,9 @@ def _keyed(cls: type[Workload] | type[MdtestWorkload], data: Any, smap: SourceMa
     try:
         return cls.model_validate(data)
     except ValidationError as exc:
-        keys = {}
-        for error in exc.errors():
-            cause = (error.get("ctx") or {}).get("error")
-            if isinstance(cause, SettingError):
-                keys[str(cause)] = cause.key
+        keys = {
+            error["msg"].removeprefix("Value error, "): key for error in exc.errors() if (key := setting_key(error))
+        }
         problems = []
         for problem in validation_problems(exc, data, smap):
             key = keys.get(problem.message)
@@ -149,7 +122,8 @@ def _validate_workload(data: Any, smap: SourceMap) -> AnyWorkload:
             ]
         )
     if is_parts_catalogue(data):
-        raise WorkloadError([parts_catalogue_problem(data, smap, "a workload")])
+        remedy = "give --workload a workload name or a workload file (workloads/*.yaml)"
+        raise WorkloadError([parts_catalogue_problem(data, smap, "a workload", remedy)])
     if isinstance(data, dict) and data.get("benchmark") == "mdtest":
         workload = _keyed(MdtestWorkload, data, smap)
     else:

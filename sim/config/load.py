@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from sim.config.parts import PART_KINDS, PART_REFERENCES, Part, merge_fields
+from sim.config.quantities import name_problem
 from sim.config.system import SystemSpec
 from sim.config.yamlio import SourceMap, load_yaml
 from sim.errors import ConfigError, Problem
@@ -165,10 +166,9 @@ class Catalogue:
                 continue
             for name, fields in parts.items():
                 path = (*kind_path, name)
-                if not str(name).isprintable() or not str(name).strip():
-                    problems.append(
-                        smap.problem(path, f"a part name is printable text and not blank, got {str(name)!r}")
-                    )
+                unnamed = name_problem(str(name))
+                if unnamed is not None:
+                    problems.append(smap.problem(path, unnamed))
                     continue
                 if name in self.entries[kind]:
                     first = self.entries[kind][name]
@@ -313,15 +313,12 @@ def is_parts_catalogue(data: Any) -> bool:
     )
 
 
-def parts_catalogue_problem(data: dict[str, Any], smap: SourceMap, instead: str) -> Problem:
-    """A parts catalogue file given where a topology or a workload goes: said as such, not as a
-    document missing all its keys."""
-    if instead == "a workload":
-        what = "give --workload a workload name or a workload file (workloads/*.yaml)"
-    else:
-        what = "a topology reads its parts from the parts/ folder beside it, and validating the topology checks them"
-    message = f"this is a parts catalogue file ({', '.join(data)}), not {instead}: {what}"
-    return smap.problem((next(iter(data)),), message)
+def parts_catalogue_problem(data: dict[str, Any], smap: SourceMap, instead: str, remedy: str) -> Problem:
+    """A parts catalogue file given where ``instead`` (a topology, a workload) goes: said as such,
+    not as a document missing all its keys, with what to do."""
+    return smap.problem(
+        (next(iter(data)),), f"this is a parts catalogue file ({', '.join(data)}), not {instead}: {remedy}"
+    )
 
 
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
@@ -329,7 +326,8 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     data, smap = load_yaml(path)
     if is_parts_catalogue(data):
         # pfssim validate parts/drives.yaml
-        raise ConfigError([parts_catalogue_problem(data, smap, "a topology")])
+        remedy = "a topology reads its parts from the parts/ folder beside it, and validating the topology checks them"
+        raise ConfigError([parts_catalogue_problem(data, smap, "a topology", remedy)])
     if is_workload_document(data):
         key = "benchmark" if "benchmark" in data else next(k for k in data if k not in ("name", "title", "source"))
         raise ConfigError(

@@ -85,13 +85,21 @@ Index = Annotated[int, Field(ge=0, strict=True)]
 Text = Annotated[str, Field(min_length=1)]
 
 
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a part, a group of parts or a workload (None when it can)."""
+    if name.isprintable() and name.strip():
+        return None
+    return (
+        f"a name is printable text, without control, format or line-break characters (newlines, tabs, "
+        f"U+2028 ...) and not blank, got {name!r}: names are printed in tables, dotted part names and "
+        "one-line problem reports"
+    )
+
+
 def _printable_name(name: str) -> str:
-    if not name.isprintable() or not name.strip():
-        raise ValueError(
-            f"a name is printable text, without control, format or line-break characters (newlines, tabs, "
-            f"U+2028 ...) and not blank, got {name!r}: names are printed in tables, dotted part names and "
-            "one-line problem reports"
-        )
+    problem = name_problem(name)
+    if problem is not None:
+        raise ValueError(problem)
     return name
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Literal, TypeAlias, get_args
 
 from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
 
 from sim.config.quantities import (
     SIZE_VALIDATORS,
@@ -167,6 +168,12 @@ class SettingError(ValueError):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
+
+
+def setting_key(error: ErrorDetails) -> str | None:
+    """The key a pydantic error of a workload model is about, when it is a :class:`SettingError`."""
+    cause = (error.get("ctx") or {}).get("error")
+    return cause.key if isinstance(cause, SettingError) else None
 
 
 class Workload(_Placed):

@@ -10,7 +10,7 @@ from typing import NoReturn, TypeVar
 from pydantic import ValidationError
 
 from sim.config.quantities import MAX_THREADS
-from sim.config.workload import SettingError, Workload
+from sim.config.workload import Workload, setting_key
 from sim.errors import Problem, WorkloadError
 
 SOURCE = "--cmd"
@@ -192,8 +192,7 @@ def make_workload(
             options = {**options, "file_size": "-b/-s"}
         problems = []
         for error in exc.errors():
-            cause = (error.get("ctx") or {}).get("error")
-            key = cause.key if isinstance(cause, SettingError) else ".".join(str(p) for p in error["loc"])
+            key = setting_key(error) or ".".join(str(p) for p in error["loc"])
             message = str(error["msg"]).removeprefix("Value error, ")
             option = options.get(key, key)
             if _YAML_SIZE_HINT in message:  # the hint spells a YAML size; a command line's suffixes are binary

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim.benchmarks.cmdline._words import BINARY, SOURCE, SUFFIXED_NUMBER, Cursor, fail
-from sim.config.workload import MdtestWorkload, SettingError
+from sim.config.workload import MdtestWorkload, setting_key
 from sim.errors import Problem, WorkloadError
 
 MDTEST_NO_EFFECT = {
@@ -77,8 +77,7 @@ def _make_mdtest(fields: dict[str, Any]) -> MdtestWorkload:
     except ValidationError as exc:
         problems = []
         for error in exc.errors():
-            cause = (error.get("ctx") or {}).get("error")
-            key = cause.key if isinstance(cause, SettingError) else ".".join(str(p) for p in error["loc"])
+            key = setting_key(error) or ".".join(str(p) for p in error["loc"])
             message = str(error["msg"]).removeprefix("Value error, ")
             problems.append(Problem(SOURCE, None, _MDTEST_KEY_FLAGS.get(key, key), message))
         raise WorkloadError(problems) from None
