@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import pytest
 import simpy
-from simpy.events import Event
 
 from sim.config.parts import Drive
 from sim.devices.drives import HddDrive, SsdDrive
@@ -100,13 +100,13 @@ def test_a_swept_prefill_holds_writes_as_the_destage_elevator_leaves_them(swept:
         return draws[-1], 4096.0
 
     destaged: list[float] = []
-    write = cache.device.io
+    write = cache.device.write_then
 
-    def destage(op: str, offset: float, size: float) -> Event:
+    def destage(offset: float, size: float, action: Callable[[], object]) -> None:
         destaged.append(offset)
-        return write(op, offset, size)
+        write(offset, size, action)
 
-    cache.device.io = destage  # type: ignore[method-assign]
+    cache.device.write_then = destage  # type: ignore[method-assign]
     cache.prefill(sample, fill=1.0, swept=swept)
     held = [start for start, _entry in cache.order] + [start for start, _entry in cache.full]
     phase = draws[0]
@@ -212,6 +212,22 @@ def test_raid6_small_write_is_read_modify_write() -> None:
     assert len(readers) == 3 and len(writers) == 3  # data, P and Q: read old, write new
     assert readers == writers
     assert sum(m.engine.visits for m in members) == 6
+
+
+@pytest.mark.parametrize("offset,size", [(3 * 512 * 1024, 4096), (0, 8 * 512 * 1024), (4096, 9 * 512 * 1024)])
+def test_raid6_write_then_acts_when_the_write_ends(offset: int, size: int) -> None:
+    # A small write (read-modify-write), a whole stripe, and a write across a stripe boundary:
+    # the action runs once, at the moment the same write's event fires on an identical group.
+    env = simpy.Environment()
+    raid, members = _parity_raid(env)
+    twin, _ = _parity_raid(env)
+    ended: list[float] = []
+    fired: list[float] = []
+    raid.write_then(offset, size, lambda: ended.append(env.now))
+    twin.io("write", offset, size).callbacks.append(lambda _event: fired.append(env.now))
+    env.run()
+    assert ended == fired and len(ended) == 1 and ended[0] > 0
+    assert sum(m.bytes["write"] for m in members) >= size
 
 
 def test_raid6_rotates_parity_and_counts_its_commands() -> None:

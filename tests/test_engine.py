@@ -10,7 +10,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.engine.core import Pool, Station, TandemStation, join, succeed_in
+from sim.engine.core import Pool, Station, TandemStation, join, succeed_in, when_all
 from sim.engine.rng import Stream, Streams
 from sim.engine.stats import batch_estimate, mser_cut, t95
 
@@ -252,6 +252,23 @@ def test_join_waits_for_all() -> None:
     done = join(env, [env.timeout(1.0), env.timeout(3.0), env.timeout(2.0)])
     env.run(until=done)
     assert env.now == 3.0
+
+
+def test_when_all_runs_its_action_once_as_the_last_event_fires() -> None:
+    env = simpy.Environment()
+    seen: list[float] = []
+    when_all([env.timeout(1.0), env.timeout(3.0), env.timeout(2.0)], lambda: seen.append(env.now))
+    env.run()
+    assert seen == [3.0]
+    # Events already processed count as arrived; with all of them (or none) the action runs at once.
+    when_all([env.timeout(0.0)], lambda: seen.append(-1.0))
+    env.run()
+    assert seen == [3.0, -1.0]
+    fired = env.timeout(1.0)
+    env.run()
+    when_all([fired], lambda: seen.append(env.now))
+    when_all([], lambda: seen.append(0.0))
+    assert seen == [3.0, -1.0, 4.0, 0.0]
 
 
 def test_streams_are_reproducible_and_independent() -> None:

@@ -36,7 +36,7 @@ import simpy
 from simpy.events import Event
 
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Station, TandemStation, chain, join, on_done, succeed_in
+from sim.engine.core import Station, TandemStation, chain, join, succeed_in
 from sim.params import value
 
 
@@ -349,7 +349,7 @@ class WriteBackCache:
             if stripe is not None and self.open.get(stripe) == entry:
                 del self.open[stripe]
             self.active += 1
-            on_done(self.device.io("write", start, end - start), partial(self._destaged, end - start))
+            self.device.write_then(start, end - start, partial(self._destaged, end - start))
 
     def _destaged(self, size: float) -> None:
         self.active -= 1

@@ -12,13 +12,13 @@ that are contiguous on it are merged into one command.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import simpy
 from simpy.events import Event
 
 from sim.devices.drives import HddDrive, SsdDrive
-from sim.engine.core import chain, join
+from sim.engine.core import join, on_done, when_all
 
 Member = SsdDrive | HddDrive
 Piece = tuple[int, float, float]  # member index, member offset, length
@@ -162,10 +162,24 @@ class RaidDevice:
         return (stripe + self.parity + j) % self.n
 
     def _parity_io(self, op: str, offset: float, size: float) -> Event:
-        k = self.data
-        width = k * self.su
         if op == "read":
             return self._submit("read", self._read_pieces(offset, size))
+        done = Event(self.env)
+        self._parity_write(offset, size, done.succeed)
+        return done
+
+    def write_then(self, offset: float, size: float, action: Callable[[], object]) -> None:
+        """Write to the group and run ``action()`` when the write has ended (on parity RAID inside
+        the callbacks of the member write that ends it, without an event of the group's own)."""
+        if self.parity and not self.computable:
+            self._parity_write(offset, size, action)
+        else:
+            on_done(self.io("write", offset, size), action)
+
+    def _parity_write(self, offset: float, size: float, action: Callable[[], object]) -> None:
+        """Whole stripes written with their parity, partial stripes by read-modify-write; ``action()``
+        runs as the last of them ends."""
+        width = self.data * self.su
         end = offset + size
         full: list[Piece] = []
         partial: list[tuple[int, float, float]] = []  # stripe, start within stripe, length
@@ -180,10 +194,19 @@ class RaidDevice:
             else:
                 partial.append((stripe, start, length))
             pos += length
-        events = [self._submit("write", _merge(full))] if full else []
+        remaining = (1 if full else 0) + len(partial)
+
+        def ended() -> None:
+            nonlocal remaining
+            remaining -= 1
+            if not remaining:
+                action()
+
+        if full:
+            members = self.members
+            when_all([members[m].io("write", o, ln) for m, o, ln in _merge(full)], ended)
         for stripe, start, length in partial:
-            events.append(self._read_modify_write(stripe, start, length))
-        return join(self.env, events)
+            self._read_modify_write(stripe, start, length, ended)
 
     def _read_pieces(self, offset: float, size: float) -> list[Piece]:
         """The member pieces of a parity RAID read: the data chunks it covers, merged per member.
@@ -214,8 +237,9 @@ class RaidDevice:
         shift = turn * self.n * su
         return [(m, shift + o, ln) for m, o, ln in pattern]
 
-    def _read_modify_write(self, stripe: int, start: float, length: float) -> Event:
-        """Read old data and parity of the touched range, then write new data and parity."""
+    def _read_modify_write(self, stripe: int, start: float, length: float, action: Callable[[], object]) -> None:
+        """Read old data and parity of the touched range, then write new data and parity; then
+        ``action()``."""
         k = self.data
         data: list[Piece] = []
         lo, hi = self.su, 0.0
@@ -229,4 +253,11 @@ class RaidDevice:
             pos += run
         parity = [((stripe + p) % self.n, stripe * self.su + lo, hi - lo) for p in range(self.parity)]
         pieces = _merge(data + parity)
-        return chain(self.env, self._submit("read", pieces), lambda: self._submit("write", pieces))
+        # The writes start as the last read ends, inside its callbacks: the reads' join and the
+        # stage between them would be two events at that same moment that change nothing.
+        members = self.members
+
+        def write() -> None:
+            when_all([members[m].io("write", o, ln) for m, o, ln in pieces], action)
+
+        when_all([members[m].io("read", o, ln) for m, o, ln in pieces], write)

@@ -354,12 +354,27 @@ def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
     if len(events) == 1:
         return events[0]
     done = Event(env)
-    remaining = [len(events)]
+    when_all(events, done.succeed)
+    return done
+
+
+def when_all(events: Sequence[Event], action: Callable[[], object]) -> None:
+    """Run ``action()`` as the last of ``events`` fires (at once if all have been processed).
+
+    :func:`join` without its event: the action runs inside the callbacks of the last event to
+    fire, where a joined event would be scheduled for the same moment and processed after the
+    events already due then. A stage that only starts the next stage (a read-modify-write's reads
+    starting its writes) saves that event and its callback."""
+    remaining = len(events)
+    if not remaining:
+        action()
+        return
 
     def arrived(_event: Event) -> None:
-        remaining[0] -= 1
-        if remaining[0] == 0:
-            done.succeed()
+        nonlocal remaining
+        remaining -= 1
+        if not remaining:
+            action()
 
     for event in events:
         callbacks = event.callbacks  # None once processed (what ``event.processed`` tests)
@@ -367,7 +382,6 @@ def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
             arrived(event)
         else:
             callbacks.append(arrived)
-    return done
 
 
 def succeed_in(
