@@ -10,7 +10,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.engine.core import Pool, Station, TandemStation, join, succeed_in, when_all
+from sim.engine.core import Pool, Station, TandemStation, Task, join, succeed_in, when_all
 from sim.engine.rng import Stream, Streams
 from sim.engine.stats import batch_estimate, mser_cut, t95
 
@@ -269,6 +269,44 @@ def test_when_all_runs_its_action_once_as_the_last_event_fires() -> None:
     when_all([fired], lambda: seen.append(env.now))
     when_all([], lambda: seen.append(0.0))
     assert seen == [3.0, -1.0, 4.0, 0.0]
+
+
+def test_a_task_runs_its_generator_like_a_process_without_start_and_end_events() -> None:
+    env = simpy.Environment()
+    steps: list[tuple[str, float]] = []
+
+    def request(name: str, wait: float):  # noqa: ANN202 - a generator of events
+        steps.append((name, env.now))
+        got = yield env.timeout(wait, value=wait)
+        steps.append((name + " woke", got))
+        yield env.timeout(0.0)
+        return name
+
+    task = Task(env, request("a", 2.0))
+    assert steps == [("a", 0.0)]  # its first step ran at once
+    both = join(env, [task, Task(env, request("b", 1.0))])
+    env.run(until=both)
+    assert env.now == 2.0 and task.processed and task.value == "a"
+    assert steps == [("a", 0.0), ("b", 0.0), ("b woke", 1.0), ("a woke", 2.0)]
+    # A waiter's callback runs as the generator returns: in the same step, with no event between.
+    ended: list[float] = []
+    Task(env, request("c", 1.0)).callbacks.append(lambda event: ended.append(env.now))
+    env.run()
+    assert ended == [3.0]
+    # An event that fails is thrown into the generator, which may handle it.
+    failing = env.event()
+
+    def handler():  # noqa: ANN202 - a generator of events
+        try:
+            yield failing
+        except ValueError as exc:
+            return f"handled {exc}"
+        return "not reached"
+
+    handled = Task(env, handler())
+    failing.fail(ValueError("bad"))
+    env.run()
+    assert handled.value == "handled bad"
 
 
 def test_streams_are_reproducible_and_independent() -> None:

@@ -27,7 +27,7 @@ from simpy.events import Event
 
 from sim.config.system import BeeGFSSpec
 from sim.config.workload import Workload
-from sim.engine.core import Pool, join
+from sim.engine.core import Pool, Task, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
 from sim.fs.settings import beegfs_conn_max, beegfs_storage_workers
@@ -328,7 +328,7 @@ class BeeGFSModel:
                 if len(batch) == 1:
                     yield from self._piece(t, client, f, *batch[0], stream, cpu_time)
                 else:
-                    yield join(env, [env.process(self._piece(t, client, f, *p, stream, cpu_time)) for p in batch])
+                    yield join(env, [Task(env, self._piece(t, client, f, *p, stream, cpu_time)) for p in batch])
                 cpu_time = 0.0
             # A call's bytes were counted piece by piece as they arrived (``_piece``); the call
             # itself counts one request, and for random I/O its one operation.

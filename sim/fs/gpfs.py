@@ -29,7 +29,7 @@ from simpy.events import Event
 
 from sim.config.system import GpfsSpec
 from sim.config.workload import Workload
-from sim.engine.core import Pool, Station, join
+from sim.engine.core import Pool, Station, Task, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
 from sim.fs.settings import gpfs_nsd_threads
@@ -270,9 +270,9 @@ class GpfsModel:
 
         def issue(nsd: str, offset: float, size: float) -> Event:
             if self.replicas == 1:
-                return env.process(request(t, nsd, op, offset, size, stream))
+                return Task(env, request(t, nsd, op, offset, size, stream))
             copies = self._copies(nsd, offset)
-            return join(env, [env.process(request(t, n, op, o, size, stream)) for n, o in copies])
+            return join(env, [Task(env, request(t, n, op, o, size, stream)) for n, o in copies])
 
         def next_request() -> Event:
             return issue(*next(units))
