@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import random
+import weakref
 
 import pytest
 import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.engine.core import Pool, Station, TandemStation, Task, join, succeed_in, when_all
+from sim.engine.core import Pool, Station, TandemStation, Task, collector_paused, join, succeed_in, when_all
 from sim.engine.rng import Stream, Streams
 from sim.engine.stats import batch_estimate, mser_cut, t95
 
@@ -307,6 +308,22 @@ def test_a_task_runs_its_generator_like_a_process_without_start_and_end_events()
     failing.fail(ValueError("bad"))
     env.run()
     assert handled.value == "handled bad"
+
+
+def test_a_finished_task_is_freed_without_the_cycle_collector() -> None:
+    # A point runs with the collector off (collector_paused) and makes tens of thousands of tasks:
+    # one that referred to itself (a bound method kept on it) would stay until the collector ran.
+    env = simpy.Environment()
+
+    def request():  # noqa: ANN202 - a generator of events
+        yield env.timeout(1.0)
+
+    with collector_paused():
+        task = Task(env, request())
+        env.run()
+        finished = weakref.ref(task)
+        del task
+        assert finished() is None
 
 
 def test_streams_are_reproducible_and_independent() -> None:

@@ -364,7 +364,6 @@ class Task(Event):
         self.env = env
         self.callbacks = []
         self._generator = generator
-        self._step = self._resume  # one bound method for every wait
         self._resume(None)
 
     def _resume(self, event: Event | None) -> None:
@@ -382,7 +381,7 @@ class Task(Event):
                     target = generator.throw(failure)
                 callbacks = target.callbacks
                 if callbacks is not None:  # not processed yet: wait for it
-                    callbacks.append(self._step)
+                    callbacks.append(self._resume)  # (a bound method kept on self would be a cycle)
                     return
                 event = target  # already processed: go on with its value
         except StopIteration as stop:
