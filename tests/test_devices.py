@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 import simpy
+from simpy.events import Event
 
 from sim.config.parts import Drive
 from sim.devices.drives import HddDrive, SsdDrive
@@ -215,19 +216,32 @@ def test_raid6_small_write_is_read_modify_write() -> None:
 
 
 @pytest.mark.parametrize("offset,size", [(3 * 512 * 1024, 4096), (0, 8 * 512 * 1024), (4096, 9 * 512 * 1024)])
-def test_raid6_write_then_acts_when_the_write_ends(offset: int, size: int) -> None:
-    # A small write (read-modify-write), a whole stripe, and a write across a stripe boundary:
-    # the action runs once, at the moment the same write's event fires on an identical group.
+def test_raid6_write_then_acts_when_the_last_member_write_ends(offset: int, size: int) -> None:
+    # A small write (read-modify-write), a whole stripe, and a write across a stripe boundary: the
+    # action runs once, as the last of the member commands ends, every read of a read-modify-write
+    # before its writes. Each member command's end is taken from the drive itself.
     env = simpy.Environment()
     raid, members = _parity_raid(env)
-    twin, _ = _parity_raid(env)
+    ends: dict[str, list[float]] = {"read": [], "write": []}
+    for member in members:
+        submit = member.io
+
+        def traced(op: str, at: float, length: float, submit=submit) -> Event:  # noqa: ANN001
+            event = submit(op, at, length)
+            event.callbacks.append(lambda _event: ends[op].append(env.now))
+            return event
+
+        member.io = traced  # type: ignore[method-assign]
     ended: list[float] = []
-    fired: list[float] = []
     raid.write_then(offset, size, lambda: ended.append(env.now))
-    twin.io("write", offset, size).callbacks.append(lambda _event: fired.append(env.now))
     env.run()
-    assert ended == fired and len(ended) == 1 and ended[0] > 0
-    assert sum(m.bytes["write"] for m in members) >= size
+    assert ended == [max(ends["write"])] and ended[0] > 0
+    assert not ends["read"] or max(ends["read"]) < min(ends["write"])  # read, then modify and write
+    if size == 4096:
+        assert len(ends["read"]) == len(ends["write"]) == 3
+    # Nothing to write ends at once.
+    raid.write_then(offset, 0, lambda: ended.append(-1.0))
+    assert ended[-1] == -1.0
 
 
 def test_raid6_rotates_parity_and_counts_its_commands() -> None:

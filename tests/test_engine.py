@@ -289,11 +289,18 @@ def test_a_task_runs_its_generator_like_a_process_without_start_and_end_events()
     env.run(until=both)
     assert env.now == 2.0 and task.processed and task.value == "a"
     assert steps == [("a", 0.0), ("b", 0.0), ("b woke", 1.0), ("a woke", 2.0)]
-    # A waiter's callback runs as the generator returns: in the same step, with no event between.
-    ended: list[float] = []
-    Task(env, request("c", 1.0)).callbacks.append(lambda event: ended.append(env.now))
+    # A waiter's callback runs as the generator returns, with no event between: before an event
+    # scheduled for that same moment while the generator ran.
+    order: list[str] = []
+
+    def last_step():  # noqa: ANN202 - a generator of events
+        yield env.timeout(1.0)
+        env.timeout(0.0).callbacks.append(lambda _event: order.append("same moment"))
+        return None
+
+    Task(env, last_step()).callbacks.append(lambda _event: order.append("waiter"))
     env.run()
-    assert ended == [3.0]
+    assert order == ["waiter", "same moment"] and env.now == 3.0
     # An event that fails is thrown into the generator, which may handle it.
     failing = env.event()
 

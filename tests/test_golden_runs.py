@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from sim.benchmarks.cmdline.command import parse_command
+from sim.benchmarks.driver import Precision, run_point
 from sim.benchmarks.suite import default_workloads, run_suite
 from sim.topology.build import load_system
 from tests.conftest import TOPOLOGIES, UPDATE_GOLDEN
@@ -52,3 +54,20 @@ def test_default_suite_is_pinned(path: Path) -> None:
     for got, want in zip(points, expected, strict=True):
         for key in ("value", "ci_low", "ci_high"):
             assert got[key] == pytest.approx(want[key], rel=1e-6), (got["workload"], got["op"], got["threads"], key)
+
+
+@pytest.mark.parametrize(
+    "command,op,value",
+    [
+        ("iozone -i 2 -w -I -O -r 16m -s 64g -t 1", "random_read", 36.8572584311489),
+        ("iozone -i 0 -i 1 -c -e -w -I -r 16m -s 64g -t 1", "read", 634012610.8011466),
+    ],
+)
+def test_gpfs_direct_records_of_several_blocks_are_pinned(command: str, op: str, value: float) -> None:
+    # No shipped workload reads GPFS with O_DIRECT, so the suites above do not pin it. A 16 MiB
+    # record is two 8 MiB blocks: both are drawn from the thread's stream before either request
+    # starts and draws its NSD CPU time (session 28's review found them interleaved once requests
+    # started at once, which moved these numbers without any test noticing).
+    system = load_system(Path(__file__).parents[1] / "topologies" / "pixstor-large.yaml")
+    point = run_point(system, parse_command(command), op, 1, seed=2, precision=Precision(max_device_ops=20_000))
+    assert point.value == pytest.approx(value, rel=1e-9)

@@ -195,6 +195,9 @@ class RaidDevice:
                 partial.append((stripe, start, length))
             pos += length
         remaining = (1 if full else 0) + len(partial)
+        if not remaining:  # nothing to write (as join([]) fires at once)
+            action()
+            return
 
         def ended() -> None:
             nonlocal remaining

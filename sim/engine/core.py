@@ -354,11 +354,17 @@ class Task(Event):
     for the short-lived requests of a benchmark call (tens of thousands in a point), which nothing
     interrupts and no one asks for the active process: its first step runs at once, where a
     process's start is an event of its own, and when the generator returns, the callbacks of
-    those waiting for it run at once, where a process's end is another event. Both are events at
-    the same moment that change nothing else, two of the few a request costs.
+    those waiting for it run at once, where a process's end is another event (two of the few
+    events a request costs).
 
-    Failed events are thrown into the generator, as a process does; an exception the generator
-    lets out ends the simulation at once (a bug in pfssim: the models fail no event)."""
+    The end changes nothing but when the waiters' callbacks run within the moment. The start
+    runs the first step before the code that made the Task goes on, not after it: what that step
+    draws from a stream (a read's NSD CPU time) comes before what the caller draws next, so a
+    caller that draws several requests' places should draw them all first (as GPFS's O_DIRECT
+    records do). A Task's end is not an event, so it cannot be what ``env.run(until=...)`` runs
+    to. Failed events are thrown into the generator, as a process does; an exception the
+    generator lets out goes to whatever resumed it (the event loop, or the code that made the
+    Task): a bug in pfssim, since the models fail no event."""
 
     def __init__(self, env: simpy.Environment, generator: Generator[Event, object, object]) -> None:
         self.env = env
@@ -387,13 +393,15 @@ class Task(Event):
         except StopIteration as stop:
             self._ok = True
             self._value = stop.value
-            callbacks, self.callbacks = self.callbacks, None  # type: ignore[assignment]
-            for callback in callbacks:
-                callback(self)
+        # The waiters run outside the handler, so that an error of theirs is not reported as
+        # raised while handling the generator's StopIteration.
+        callbacks, self.callbacks = self.callbacks, None  # type: ignore[assignment]
+        for callback in callbacks:
+            callback(self)
 
 
 def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
-    """An event that fires when all ``events`` have fired (fork-join)."""
+    """An event that fires when all ``events`` have fired (fork-join); with none, at once."""
     if len(events) == 1:
         return events[0]
     done = Event(env)

@@ -286,7 +286,10 @@ class GpfsModel:
                 if records is not None:
                     events = [issue(*piece) for piece in next(records)]
                 else:
-                    events = [next_request() for _ in range(per_record)]
+                    # A record's blocks are all drawn before its requests start (a read request
+                    # draws its NSD CPU time from the same stream as it starts).
+                    blocks = [next(units) for _ in range(per_record)]
+                    events = [issue(*block) for block in blocks]
                 yield join(env, events)
                 ctx.meter.add(t, 1.0 if ctx.random else self.record)
         elif ctx.op == "random_read":
