@@ -21,6 +21,9 @@ from contextlib import contextmanager
 #: prctl option: the signal a process gets when its parent exits (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
 
+#: Seconds a stopped pool's manager thread is given to notice its killed workers and end.
+_MANAGER_EXIT_S = 10.0
+
 
 def _leave_interrupts_to_the_parent() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -58,5 +61,14 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
                 # unwind into a copy of the parent's own code (the likely cause of a session 25 CI
                 # run in which pytest-xdist was told of one test twice, under load).
                 child.kill()
+        # The pool's manager thread now finds its workers gone and closes its wake-up pipe. Waited
+        # for here, it has done so before the interpreter exits: otherwise the exit hook of
+        # concurrent.futures wakes every manager thread without the pool's lock and can write to
+        # that pipe as it closes, which Python 3.11 reports as an ignored exception on standard
+        # error after the run's own line (seen once in CI under load, after a Ctrl-C). Bounded, so
+        # a manager thread that does not stop cannot hold the exit.
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(timeout=_MANAGER_EXIT_S)
         raise
     pool.shutdown(wait=True)
