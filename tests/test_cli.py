@@ -523,6 +523,23 @@ def test_output_files_are_written_all_or_none(tmp_path: Path, monkeypatch) -> No
     assert sorted(p.name for p in report.parent.iterdir()) == ["r-a.png", "r.md"]  # no temporary left
 
 
+def test_an_output_file_that_is_a_link_is_written_through_the_link(tmp_path: Path) -> None:
+    from sim.report.files import write_all
+
+    target, link = tmp_path / "kept" / "curves.png", tmp_path / "curves.png"
+    target.parent.mkdir()
+    target.write_bytes(b"old")
+    link.symlink_to(target)
+    write_all({link: b"new"})
+    assert link.is_symlink() and target.read_bytes() == b"new"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["curves.png"]  # no temporary left
+    # A link to a file not yet there: the file is made where the link points.
+    dangling = tmp_path / "later.png"
+    dangling.symlink_to(tmp_path / "kept" / "later.png")
+    write_all({dangling: b"png"})
+    assert dangling.is_symlink() and (tmp_path / "kept" / "later.png").read_bytes() == b"png"
+
+
 def test_cmd_workloads_are_named_around_the_files_given(tmp_path: Path) -> None:
     """--cmd workloads are cmd1, cmd2, ...: a --workload file already named cmd1 keeps its name."""
     text = (ROOT / "workloads" / "beegfs-hp-iozone-seq.yaml").read_text()

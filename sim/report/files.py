@@ -84,9 +84,12 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def write_all(files: dict[Path, bytes]) -> None:
     """Write several files all or none: each goes to a temporary file in its folder first, and only
-    when every one is written are they renamed into place. On any failure (a full disk, a folder
-    where a file should go) nothing is left behind, not even the folders this call made, and the
-    error is a :class:`PfssimError` naming the file."""
+    when every one is written are they renamed into place (over a link's target, for a link). On
+    any failure (a full disk, a folder where a file should go) nothing is left behind, not even the
+    folders this call made, and the error is a :class:`PfssimError` naming the file."""
+    # A symbolic link is written through: its target is replaced and the link stays a link (the
+    # temporary file renamed over the link itself would replace the link with a plain file).
+    files = {Path(os.path.realpath(path)) if path.is_symlink() else path: data for path, data in files.items()}
     made: list[Path] = []  # folders created here, outermost first
     temporaries: dict[Path, str] = {}
     complete = False
