@@ -11,7 +11,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.engine.core import Pool, Station, TandemStation, Task, collector_paused, join, succeed_in, when_all
+from sim.engine.core import Pool, Station, TandemStation, Task, collector_paused, fire, join, succeed_in, when_all
 from sim.engine.rng import Stream, Streams
 from sim.engine.stats import batch_estimate, mser_cut, t95
 
@@ -130,6 +130,60 @@ def test_pool_hands_slots_over_in_order() -> None:
     pool.release()
     assert first.triggered and not second.triggered
     assert not pool.try_acquire()
+
+
+def test_a_released_slot_runs_its_waiter_inside_the_release() -> None:
+    # The waiter goes on at once (fire), not in an event after those already due at this moment.
+    env = simpy.Environment()
+    pool = Pool(env, "workers", 1)
+    assert pool.acquire() is None
+    log: list[str] = []
+
+    def waiter():  # noqa: ANN202 - a generator of events
+        wait = pool.acquire()
+        assert wait is not None
+        yield wait
+        log.append("got the slot")
+
+    env.process(waiter())
+    env.run()
+    env.timeout(0.0).callbacks.append(lambda _event: log.append("same moment"))
+    pool.release()
+    log.append("after release")
+    env.run()
+    assert log == ["got the slot", "after release", "same moment"]
+    assert pool.used == 1 and pool.visits == 2
+
+
+def test_fire_processes_the_event_inside_the_caller() -> None:
+    env = simpy.Environment()
+    event = env.event()
+    order: list[str] = []
+    event.callbacks.append(lambda _event: order.append("waiter"))
+    env.timeout(0.0).callbacks.append(lambda _event: order.append("same moment"))
+    fire(event)
+    order.append("caller")
+    assert event.processed and event.ok and event.value is None
+    assert order == ["waiter", "caller"]
+
+    def late():  # noqa: ANN202 - a generator of events
+        got = yield event  # already processed: goes on at once
+        order.append(f"late {got}")
+
+    env.process(late())
+    env.run()
+    assert sorted(order[2:]) == ["late None", "same moment"] and env.now == 0.0
+
+
+def test_a_join_is_processed_as_its_last_event_fires() -> None:
+    env = simpy.Environment()
+    done = join(env, [env.timeout(1.0), env.timeout(2.0)])
+    order: list[tuple[str, float]] = []
+    same = env.timeout(2.0)  # scheduled after the joined events, for the same moment as the last
+    same.callbacks.append(lambda _event: order.append(("same moment", env.now)))
+    done.callbacks.append(lambda _event: order.append(("joined", env.now)))
+    env.run()
+    assert order == [("joined", 2.0), ("same moment", 2.0)]
 
 
 def test_release_at_hands_the_slot_to_a_waiter_at_that_time() -> None:

@@ -36,7 +36,7 @@ import simpy
 from simpy.events import Event
 
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Station, TandemStation, chain, join, succeed_in
+from sim.engine.core import Station, TandemStation, chain, fire, join, succeed_in
 from sim.params import value
 
 
@@ -321,18 +321,21 @@ class WriteBackCache:
             self._fire(done, not_before)
         elif not self.waiting and self.held + self.active + new <= self.entries:
             self._store(pieces)
-            self._fire(done, not_before)
             self._kick()
+            self._fire(done, not_before)
         else:
             self.waits += 1
             self.waiting.append((done, offset, size, not_before))
 
     def _fire(self, done: Event, not_before: float) -> None:
+        """The write is in the cache: its waiter goes on now (:func:`fire`), or at ``not_before``.
+        Callers store the write and start the destages it allows first, so that a waiter that
+        goes on to write again finds the cache settled."""
         now = self.env.now
         if not_before > now:
             succeed_in(self.env, done, not_before - now)
         else:
-            done.succeed()
+            fire(done)
 
     def _kick(self) -> None:
         # Destage only the part of the cache above half full: the rest stays dirty (a controller
@@ -355,6 +358,7 @@ class WriteBackCache:
         self.active -= 1
         self.destages += 1
         self.destaged_bytes += size
+        admitted = []
         while self.waiting:
             done, offset, size, not_before = self.waiting[0]
             pieces = self._pieces(offset, size)
@@ -363,8 +367,10 @@ class WriteBackCache:
                 break
             self.waiting.popleft()
             self._store(pieces)
-            self._fire(done, not_before)
+            admitted.append((done, not_before))
         self._kick()
+        for done, not_before in admitted:  # the cache is settled before its writers go on
+            self._fire(done, not_before)
 
 
 class _Stream:

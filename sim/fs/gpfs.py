@@ -29,7 +29,7 @@ from simpy.events import Event
 
 from sim.config.system import GpfsSpec
 from sim.config.workload import Workload
-from sim.engine.core import Pool, Station, Task, join
+from sim.engine.core import Pool, Station, Task, fire, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
 from sim.fs.settings import gpfs_nsd_threads
@@ -348,8 +348,8 @@ class GpfsModel:
                 block.callbacks.append(arrived)
                 ready.append(block)
                 if wake[1] is not None:
-                    wake[1].succeed()
-                    wake[1] = None
+                    waiter, wake[1] = wake[1], None  # cleared first: the waiter runs now, and may wait again
+                    fire(waiter)
 
         env.process(prefetcher())
         copier = self._copier(t, client)
@@ -362,8 +362,8 @@ class GpfsModel:
             yield ready[0]
             ready.popleft()
             if wake[0] is not None:
-                wake[0].succeed()
-                wake[0] = None
+                waiter, wake[0] = wake[0], None  # cleared first: the waiter runs now, and may wait again
+                fire(waiter)
             yield copier.serve(copy)  # out of the pagepool into the application's buffer
             meter.add(t, self.unit)
 
@@ -384,8 +384,8 @@ class GpfsModel:
             pool.release()
             state["dirty"] -= 1
             if wake[0] is not None:
-                wake[0].succeed()
-                wake[0] = None
+                waiter, wake[0] = wake[0], None  # cleared first: the waiter runs now, and may wait again
+                fire(waiter)
 
         def flusher() -> Generator[Event, object, None]:
             while True:
@@ -408,8 +408,8 @@ class GpfsModel:
             state["dirty"] += 1
             state["queued"] += 1
             if wake[1] is not None:
-                wake[1].succeed()
-                wake[1] = None
+                waiter, wake[1] = wake[1], None  # cleared first: the waiter runs now, and may wait again
+                fire(waiter)
             meter.add(t, amount)
 
 
