@@ -37,12 +37,13 @@ import math
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
+from heapq import heappush
 
 import simpy
-from simpy.events import Event
+from simpy.events import NORMAL, PENDING, Event
 
 from sim.config.parts import Drive
-from sim.engine.core import Station, join, succeed_in
+from sim.engine.core import Station, join
 from sim.engine.rng import Stream
 from sim.params import value
 
@@ -169,6 +170,7 @@ class HddDrive:
         self.engine = Station(env, name, 1)
         self.bytes = {"read": 0.0, "write": 0.0}
         self.path: Path | None = None
+        self._start_after = self._start_next  # one bound method for every command's event
 
     @property
     def pending(self) -> float:
@@ -189,7 +191,12 @@ class HddDrive:
         """Queue a command; it is served in shortest-access-time order."""
         self.bytes[op] += size
         self.ops += 1
-        done = Event(self.env)
+        # Event(env), without the call: the command's event, whose first callback starts the next
+        # command when it fires (set now, so that it runs before those its waiter adds).
+        done = Event.__new__(Event)
+        done.env = self.env
+        done.callbacks = [self._start_after]
+        done._value = PENDING
         position = offset / self.capacity
         # Clamped to the stroke [0, 1] (what min(max(.)) gives, without two calls per command).
         if position < 0.0:
@@ -289,8 +296,12 @@ class HddDrive:
         engine.work += service
         engine.visits += 1
         engine._free1 = now + service  # lets the station account work done by now
-        # The command's own event fires at its end and starts the next command first.
-        succeed_in(self.env, done, service, self._start_next)
+        # The command's own event fires at its end and starts the next command first
+        # (succeed_in without the call; its first callback was set in ``io``).
+        done._ok = True
+        done._value = None
+        env = self.env
+        heappush(env._queue, (now + service, NORMAL, next(env._eid), done))
 
     @property
     def stations(self) -> list[Station]:

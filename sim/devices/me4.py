@@ -78,7 +78,8 @@ class WriteBackCache:
         self.coalesce = device.parity > 0
         self.extent: dict[int, list[float]] = {}  # entry id -> [start, end) on the virtual disk
         self.open: dict[int, int] = {}  # stripe -> its newest entry still waiting in the cache
-        self.waiting: deque[tuple[Event, float, float, float]] = deque()  # (done, offset, size, not before)
+        # Writes waiting for room: (done, the write's pieces, not before).
+        self.waiting: deque[tuple[Event, list[tuple[float, float]], float]] = deque()
         self.active = 0
         self.sweep = 0.0  # where the elevator is
         self.destaged_bytes = 0.0
@@ -319,13 +320,13 @@ class WriteBackCache:
         if new == 0:
             self._store(pieces)
             self._fire(done, not_before)
-        elif not self.waiting and self.held + self.active + new <= self.entries:
+        elif not self.waiting and len(self.order) + len(self.full) + self.active + new <= self.entries:
             self._store(pieces)
             self._kick()
             self._fire(done, not_before)
         else:
             self.waits += 1
-            self.waiting.append((done, offset, size, not_before))
+            self.waiting.append((done, pieces, not_before))
 
     def _fire(self, done: Event, not_before: float) -> None:
         """The write is in the cache: its waiter goes on now (:func:`fire`), or at ``not_before``.
@@ -340,7 +341,7 @@ class WriteBackCache:
     def _kick(self) -> None:
         # Destage only the part of the cache above half full: the rest stays dirty (a controller
         # flushes above a watermark), which is where consecutive writes meet and merge.
-        while self.active < self.destagers and self.held > self.entries // 2:
+        while self.active < self.destagers and len(self.order) + len(self.full) > self.entries // 2:
             order = self.full or self.order  # whole stripes first (parity RAID)
             index = bisect_left(order, (self.sweep, -1))
             if index == len(order):
@@ -360,10 +361,9 @@ class WriteBackCache:
         self.destaged_bytes += size
         admitted = []
         while self.waiting:
-            done, offset, size, not_before = self.waiting[0]
-            pieces = self._pieces(offset, size)
+            done, pieces, not_before = self.waiting[0]
             # In arrival order, each when there is room for one entry and for all it adds.
-            if self.held + self.active + max(self._new_entries(pieces), 1) > self.entries:
+            if len(self.order) + len(self.full) + self.active + max(self._new_entries(pieces), 1) > self.entries:
                 break
             self.waiting.popleft()
             self._store(pieces)

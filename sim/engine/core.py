@@ -467,7 +467,8 @@ def succeed_in(
     event._value = None
     if first is not None:
         event.callbacks.insert(0, first)
-    env.schedule(event, NORMAL, delay)
+    # env.schedule(event, NORMAL, delay), without the call: the entry it pushes
+    heapq.heappush(env._queue, (env._now + delay, NORMAL, next(env._eid), event))
 
 
 def on_done(event: Event, action: Callable[[], object]) -> None:
