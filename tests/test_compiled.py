@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 import sys
-from importlib import metadata
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -55,14 +55,9 @@ print(json.dumps(out))
 
 
 def _installed_compiled() -> Path | None:
-    """The installed package's folder when its device models are compiled, else None."""
-    try:
-        dist = metadata.distribution("pfssim")
-    except metadata.PackageNotFoundError:
-        return None
-    devices = Path(str(dist.locate_file("sim/devices")))
-    if devices.resolve() == (ROOT / "sim" / "devices").resolve():
-        return None  # an editable install: the source itself
+    """The installed package's device folder when its models are compiled, else None (an editable
+    install puts no package folder in the environment's site-packages, only a pointer here)."""
+    devices = Path(sysconfig.get_paths()["platlib"]) / "sim" / "devices"
     return devices if any(devices.glob("drives.*.so")) or any(devices.glob("drives.*.pyd")) else None
 
 
