@@ -4,7 +4,7 @@ The drive, RAID and ME4 modules (``COMPILED``) run for every simulated drive com
 they cost about a quarter fewer instructions a point. The Python source stays the reference: the
 compiled modules must give the same numbers to the bit (``tests/test_compiled.py`` compares an
 installed build with the source). Whatever cannot be compiled (no mypyc, no C compiler, an error)
-is installed as Python, with a message, and gives the same results a little slower;
+is installed as Python, with a message (``pip -v`` shows it), and gives the same results slower;
 ``PFSSIM_PURE=1`` asks for that. An editable install (``pip install -e``) is never compiled: the
 extension modules would sit beside the sources in the project folder, where Python prefers them to
 the ``.py`` files, so later edits would not run.
