@@ -131,11 +131,6 @@ def main() -> None:
         f"{'md@top':>8s} {'slowest s':>9s}  {'peak MiB':>8s} {'ref req/s':>9s} {'@top ref':>8s} {'md ref':>7s}"
         "  slowest point"
     )
-    import sim.devices
-
-    # An installed build runs compiled device models, the source (an editable install, PYTHONPATH)
-    # their Python: about a quarter apart (setup.py).
-    print(f"device models: {'compiled' if sim.devices.compiled() else 'Python source'} ({sim.devices.__file__})")
     print(header)
     reference = None if args.no_reference else _reference(context)
     for topology in topologies:

@@ -10,7 +10,6 @@ import simpy
 from simpy.events import Event
 
 from sim.config.parts import Drive
-from sim.devices import compiled
 from sim.devices.drives import HddDrive, SsdDrive
 from sim.devices.me4 import WriteBackCache
 from sim.devices.raid import RaidDevice
@@ -86,11 +85,6 @@ def _parity_cache(
     return env, cache, members
 
 
-# A compiled class's methods cannot be replaced on an instance: these tests trace the source only.
-_PATCHES_DEVICES = pytest.mark.skipif(compiled(), reason="replaces a method of a compiled device class")
-
-
-@_PATCHES_DEVICES
 @pytest.mark.parametrize("swept", [False, True])
 def test_a_swept_prefill_holds_writes_as_the_destage_elevator_leaves_them(swept: bool) -> None:
     # 4 KiB writes anywhere on the virtual disk. The elevator sweeps up the disk and wraps: a
@@ -221,7 +215,6 @@ def test_raid6_small_write_is_read_modify_write() -> None:
     assert sum(m.engine.visits for m in members) == 6
 
 
-@_PATCHES_DEVICES
 @pytest.mark.parametrize("offset,size", [(3 * 512 * 1024, 4096), (0, 8 * 512 * 1024), (4096, 9 * 512 * 1024)])
 def test_raid6_write_then_acts_when_the_last_member_write_ends(offset: int, size: int) -> None:
     # A small write (read-modify-write), a whole stripe, and a write across a stripe boundary: the
