@@ -11,7 +11,19 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.engine.core import Pool, Station, TandemStation, Task, collector_paused, fire, join, succeed_in, when_all
+from sim.engine.core import (
+    Environment,
+    Pool,
+    Station,
+    TandemStation,
+    Task,
+    collector_paused,
+    fire,
+    join,
+    on_done,
+    succeed_in,
+    when_all,
+)
 from sim.engine.rng import Stream, Streams
 from sim.engine.stats import batch_estimate, mser_cut, t95
 
@@ -173,6 +185,91 @@ def test_fire_processes_the_event_inside_the_caller() -> None:
     env.process(late())
     env.run()
     assert sorted(order[2:]) == ["late None", "same moment"] and env.now == 0.0
+
+
+def test_a_long_run_of_waiters_that_give_the_slot_straight_back_does_not_exhaust_the_stack() -> None:
+    # Each hands the slot on inside its own call (fire): 5,000 in a row nested 5,000 deep until
+    # fire began to schedule beyond FIRE_DEPTH (GPFS mdtest tasks sharing a directory whose
+    # token their node already holds take the directory lock and give it straight back).
+    env = simpy.Environment()
+    pool = Pool(env, "lock", 1)
+    got: list[int] = []
+
+    def holder():  # noqa: ANN202 - a generator of events
+        assert pool.acquire() is None
+        yield env.timeout(1.0)
+        pool.release()
+
+    def waiter(i: int):  # noqa: ANN202 - a generator of events
+        wait = pool.acquire()
+        assert wait is not None
+        yield wait
+        got.append(i)
+        pool.release()
+
+    env.process(holder())
+    for i in range(5000):
+        env.process(waiter(i))
+    env.run()
+    assert got == list(range(5000)) and env.now == 1.0 and pool.used == 0
+
+
+def test_a_join_of_events_that_have_all_fired_is_still_to_be_processed() -> None:
+    # The caller may add a callback to what join returns; a processed event would refuse it.
+    env = simpy.Environment()
+    seen: list[str] = []
+    on_done(join(env, []), lambda: seen.append("none"))
+    fired = [env.timeout(0.0), env.timeout(0.0)]
+    env.run()
+    on_done(join(env, fired), lambda: seen.append("fired"))
+    env.run()
+    assert seen == ["none", "fired"]
+
+
+def test_firing_the_run_target_stops_the_run_and_not_the_process_that_fired_it() -> None:
+    env = Environment()
+    target = env.event()
+    log: list[str] = []
+
+    def firing():  # noqa: ANN202 - a generator of events
+        yield env.timeout(1.0)
+        fire(target)
+        log.append("went on")
+        yield env.timeout(1.0)
+        log.append("ended")
+
+    process = env.process(firing())
+    env.run(until=target)
+    assert env.now == 1.0 and log == ["went on"]
+    env.run()
+    assert log == ["went on", "ended"] and process.ok
+
+
+def test_an_announced_release_and_a_release_at_one_moment_hand_over_in_arrival_order() -> None:
+    # release() first applies the release announced for this moment, which hands its slot over by
+    # an event; the slot it frees itself must then not overtake it (fire would run it at once).
+    env = Environment()
+    pool = Pool(env, "workers", 2)
+    assert pool.acquire() is None and pool.acquire() is None
+    pool.release_at(1.0)
+    log: list[str] = []
+
+    def releasing():  # noqa: ANN202 - a generator of events
+        yield env.timeout(1.0)
+        pool.release()
+
+    def waiter(name: str, arrives: float):  # noqa: ANN202 - a generator of events
+        yield env.timeout(arrives)
+        wait = pool.acquire()
+        assert wait is not None
+        yield wait
+        log.append(name)
+
+    env.process(releasing())
+    env.process(waiter("first", 0.1))
+    env.process(waiter("second", 0.2))
+    env.run()
+    assert log == ["first", "second"]
 
 
 def test_a_join_is_processed_as_its_last_event_fires() -> None:

@@ -544,3 +544,16 @@ def test_metadata_service_connections_cap_its_chunk_messages(bad_topology) -> No
     assert rates[1].value < 0.8 * rates[32].value
     links = {name: held for name, held in rates[1].pool_occupancy.items() if "->storage" in name}
     assert links and max(links.values()) > 0.5  # the one connection is held most of the time
+
+
+def test_gpfs_tasks_that_find_their_node_holds_the_token_hand_the_lock_on_without_recursing() -> None:
+    """2048 tasks, 256 per node, in one directory: most find the directory's token on their own
+    node, take the directory lock and give it straight back, each inside the hand-over that woke
+    it. That chain once nested hundreds deep and ended the run in a RecursionError (reported as a
+    stall); the engine now schedules such hand-overs beyond a depth (sim/engine/core.py, fire)."""
+    system = load_system(PIXSTOR)
+    workload = _mdtest(unique=False, threads=2048, flat=True, items=200).model_copy(
+        update={"placement": "per_node", "per_node": 256}
+    )
+    point = run_point(system, workload, "create", 2048, seed=1, precision=QUICK)
+    assert 0 < point.value < math.inf and point.bottleneck.endswith(".token")

@@ -629,6 +629,8 @@ def _steady_point(
     def advance(completions: int) -> None:
         try:
             env.run(until=meter.after(completions))
+        except RecursionError:
+            raise  # a bug in pfssim too, but not a stall (RecursionError is a RuntimeError)
         except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
             raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
         if cache_fill < 1.0 and (platform.cache_waits() or (held0 is not None and platform.caches_filling(held0))):

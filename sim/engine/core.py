@@ -267,17 +267,21 @@ class Pool:
         self._since = at
         self.used += change
 
-    def _settle(self, until: float | None = None) -> None:
-        """Apply, in time order, the announced releases due by now (or by ``until``)."""
+    def _settle(self, until: float | None = None) -> bool:
+        """Apply, in time order, the announced releases due by now (or by ``until``); whether one
+        went to a waiter."""
         due = self._due
         horizon = self.env.now if until is None else until
+        handed = False
         while due and due[0] <= horizon:
             at = heapq.heappop(due)
             if self.queue:  # the slot goes straight to the first waiter, as in release()
                 self.visits += 1
                 self.queue.popleft().succeed()
+                handed = True
             else:
                 self._count(-1, at)
+        return handed
 
     def _arm(self) -> None:
         """Make sure a timer fires at the next announced release while someone waits."""
@@ -327,11 +331,15 @@ class Pool:
     def release(self) -> None:
         """Give the slot back, handing it straight to the first waiter."""
         due = self._due
+        handed = False
         if due and due[0] <= self.env._now:  # a release is due (else _settle would do nothing)
-            self._settle()
+            handed = self._settle()
         if self.queue:
             self.visits += 1  # the slot stays held, by the next holder
-            fire(self.queue.popleft())
+            if handed:  # after the earlier waiter _settle scheduled, not before it
+                self.queue.popleft().succeed()
+            else:
+                fire(self.queue.popleft())
         else:
             # _count(-1, now), inlined as in acquire
             now = self.env._now
@@ -400,6 +408,11 @@ class Task(Event):
             callback(self)
 
 
+#: How deep :func:`fire` may nest before it schedules instead (see there).
+FIRE_DEPTH = 32
+_fire_depth = 0
+
+
 def fire(event: Event) -> None:
     """Trigger the untriggered ``event`` and process it now: its waiters' callbacks run at once,
     inside the caller, where ``succeed()`` would schedule it and run them after the events already
@@ -410,12 +423,31 @@ def fire(event: Event) -> None:
     (about a quarter of a GPFS random write's events). The waiter's code then runs before the
     rest of the caller's, so a caller that goes on changing what the waiter may look at must do
     that first (see the call sites). SimPy's ``Process._resume`` may be called so: it only
-    records the active process while it runs, which no model asks for."""
+    records the active process while it runs, which no model asks for.
+
+    Two cases are scheduled as ``succeed()`` would, which every call site also allows:
+
+    * Nested deeper than :data:`FIRE_DEPTH`. A waiter that releases what it was handed at once
+      hands it on inside its own call (GPFS mdtest threads that find their node already holds a
+      shared directory's token take the directory lock and give it straight back): hundreds of
+      them in a row would exceed Python's recursion limit (2048 mdtest tasks in one directory on
+      pixstor-large did, the review of session 29 found). Shipped workloads nest at most 2 deep.
+    * The event that ``env.run(until=...)`` is waiting for: its stop would otherwise be raised
+      inside the code that fired it, and end that process instead of the run."""
+    global _fire_depth
+    callbacks = event.callbacks
+    if _fire_depth >= FIRE_DEPTH or StopSimulation.callback in callbacks:
+        event.succeed()
+        return
     event._ok = True
     event._value = None
-    callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
-    for callback in callbacks:
-        callback(event)
+    event.callbacks = None  # type: ignore[assignment]
+    _fire_depth += 1
+    try:
+        for callback in callbacks:
+            callback(event)
+    finally:
+        _fire_depth -= 1
 
 
 def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
@@ -424,7 +456,18 @@ def join(env: simpy.Environment, events: Sequence[Event]) -> Event:
     if len(events) == 1:
         return events[0]
     done = Event(env)
-    when_all(events, lambda: fire(done))
+    waited = False
+
+    def last() -> None:
+        # Events that had all fired already: an event still to be processed, as the caller may
+        # add callbacks to what it gets back (on_done, chain).
+        if waited:
+            fire(done)
+        else:
+            done.succeed()
+
+    when_all(events, last)
+    waited = True
     return done
 
 
