@@ -269,6 +269,8 @@ def _whole_phase(
         window = env.now
         simulated += window
         utilization, bottleneck, pools, _ = _utilization(platform, {}, {}, window)
+        platform.drop()  # as _steady_point does
+        env.drop()
     estimate = batch_estimate(rates, [1.0] * len(rates))
     return PointResult(
         workload=workload.name,
@@ -605,11 +607,37 @@ def _steady_point(
     cache_fill: float,
 ) -> PointResult:
     """One run of a point in steady state, write caches prefilled to ``cache_fill`` (below full, raises
-    :class:`_CacheFilled` on any of :func:`run_replication`'s signs that the load outruns the destages)."""
+    :class:`_CacheFilled` on any of :func:`run_replication`'s signs that the load outruns the destages).
+
+    When it ends, returned or raised, the run's state is dropped (:meth:`Platform.drop`,
+    :meth:`Environment.drop`): the queued commands, cache entries and pending events would
+    otherwise be freed only by the cycle collector, which walked all of them, 300,000 objects and
+    0.39 s after the expansion's random write at 64 threads, 0.03 s once they are dropped."""
     started = time.perf_counter()
     env = Environment()
     streams = Streams(seed)
     platform = Platform(env, system, streams)
+    try:
+        return _steady_run(started, env, streams, platform, system, workload, op, threads, seed, precision, cache_fill)
+    finally:
+        platform.drop()
+        env.drop()
+
+
+def _steady_run(
+    started: float,
+    env: Environment,
+    streams: Streams,
+    platform: Platform,
+    system: System,
+    workload: AnyWorkload,
+    op: str,
+    threads: int,
+    seed: int,
+    precision: Precision,
+    cache_fill: float,
+) -> PointResult:
+    """The body of :func:`_steady_point`, on its environment and platform."""
     platform.cache_fill = cache_fill
     meter = Meter(env, threads)
     ctx = RunContext(env, system, platform, streams, workload, op, threads, meter)

@@ -125,6 +125,9 @@ class SsdDrive:
         """Access latency and the throughput engine, as an event."""
         return self.env.timeout(self.finish_time(op, offset, size) - self.env.now)
 
+    def drop(self) -> None:
+        """Nothing to empty: an SSD keeps no queue of its own (see :meth:`HddDrive.drop`)."""
+
     @property
     def pending(self) -> float:
         """Seconds of work booked ahead (to pick the less loaded mirror)."""
@@ -217,6 +220,12 @@ class HddDrive:
             if hops_end > now:
                 return join(self.env, [done, self.env.timeout(hops_end - now)])
         return done
+
+    def drop(self) -> None:
+        """Forget the queued commands (a finished run; ``Platform.drop``)."""
+        del self.positions[:], self.angles[:]
+        self.commands.clear()
+        self.waiting.clear()
 
     def _admit(self, position: float, angle: float, command: Command) -> None:
         """Make a command visible to the drive, in (position, arrival) order.

@@ -338,6 +338,14 @@ class WriteBackCache:
         else:
             fire(done)
 
+    def drop(self) -> None:
+        """Forget the held and waiting writes (a finished run; ``Platform.drop``)."""
+        self.order.clear()
+        self.full.clear()
+        self.extent.clear()
+        self.open.clear()
+        self.waiting.clear()
+
     def _kick(self) -> None:
         # Destage only the part of the cache above half full: the rest stays dirty (a controller
         # flushes above a watermark), which is where consecutive writes meet and merge.
@@ -562,6 +570,14 @@ class Me4Controller:
         else:
             media = chain(self.env, command, lambda: cache.device.io("read", offset, size))
         return chain(self.env, media, lambda: self.read_path.serve(size / self.read_Bps))
+
+    def drop(self) -> None:
+        """Forget what the caches and read-ahead streams hold (a finished run; ``Platform.drop``)."""
+        for cache in self.caches.values():
+            cache.drop()
+        for reader in self.readers.values():
+            reader.streams.clear()
+            reader.recent.clear()
 
     @property
     def stations(self) -> list[Station]:

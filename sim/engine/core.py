@@ -93,6 +93,11 @@ class Environment(simpy.Environment):
         process._target = start
         return process
 
+    def drop(self) -> None:
+        """Forget the events still scheduled (a finished run): the processes and requests they
+        would resume are then freed by reference counting where they hold no cycle of their own."""
+        self._queue.clear()
+
     def run(self, until: object = None) -> object:
         """Process events until ``until`` (an event) has been processed; return its value."""
         if not isinstance(until, Event):

@@ -111,6 +111,15 @@ class Platform:
         """Drive commands issued so far (the unit of a point's simulation budget)."""
         return sum(drive.ops for drive in self.drives.values())
 
+    def drop(self) -> None:
+        """Empty what the devices hold after a finished run (queued drive commands, cache entries,
+        waiting writes, read-ahead streams), so that reference counting frees it: held by the
+        devices, all of it stayed for the cycle collector to walk."""
+        for drive in self.drives.values():
+            drive.drop()
+        for controller in self.controllers.values():
+            controller.drop()
+
     def pool(self, name: str, size: int) -> Pool:
         """A pool of ``size`` slots (workers, connections, threads), registered for reporting."""
         pool = self.pools[name] = Pool(self.env, name, size)
