@@ -45,7 +45,8 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import simpy
@@ -597,6 +598,16 @@ def run_replication(
             return pilot.charged_to(_steady_point(system, workload, op, threads, seed, precision, 1.0))
 
 
+@contextmanager
+def _dropped(env: Environment, platform: Platform) -> Iterator[None]:
+    """Drop a run's state when its body ends, returned or raised (see :func:`_steady_point`)."""
+    try:
+        yield
+    finally:
+        platform.drop()
+        env.drop()
+
+
 def _steady_point(
     system: System,
     workload: AnyWorkload,
@@ -617,218 +628,200 @@ def _steady_point(
     env = Environment()
     streams = Streams(seed)
     platform = Platform(env, system, streams)
-    try:
-        return _steady_run(started, env, streams, platform, system, workload, op, threads, seed, precision, cache_fill)
-    finally:
-        platform.drop()
-        env.drop()
+    with _dropped(env, platform):
+        platform.cache_fill = cache_fill
+        meter = Meter(env, threads)
+        ctx = RunContext(env, system, platform, streams, workload, op, threads, meter)
+        model = model_for(ctx)
+        mdtest = isinstance(workload, MdtestWorkload)
+        if op.endswith(("create", "remove")) if mdtest else ctx.io_op == "write":
+            model.prefill_caches()
+        elif not mdtest:
+            model.prestart_read_ahead()
+        model.start()
 
+        held0: dict[str, int] | None = None  # the caches' entries after the warm-up's first quarter
 
-def _steady_run(
-    started: float,
-    env: Environment,
-    streams: Streams,
-    platform: Platform,
-    system: System,
-    workload: AnyWorkload,
-    op: str,
-    threads: int,
-    seed: int,
-    precision: Precision,
-    cache_fill: float,
-) -> PointResult:
-    """The body of :func:`_steady_point`, on its environment and platform."""
-    platform.cache_fill = cache_fill
-    meter = Meter(env, threads)
-    ctx = RunContext(env, system, platform, streams, workload, op, threads, meter)
-    model = model_for(ctx)
-    mdtest = isinstance(workload, MdtestWorkload)
-    if op.endswith(("create", "remove")) if mdtest else ctx.io_op == "write":
-        model.prefill_caches()
-    elif not mdtest:
-        model.prestart_read_ahead()
-    model.start()
+        def filled() -> _CacheFilled:
+            return _CacheFilled(time.perf_counter() - started, meter.count, scheduled_events(env))
 
-    held0: dict[str, int] | None = None  # the caches' entries after the warm-up's first quarter
+        def advance(completions: int) -> None:
+            try:
+                env.run(until=meter.after(completions))
+            except RecursionError:
+                raise  # a bug in pfssim too, but not a stall (RecursionError is a RuntimeError)
+            except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
+                raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
+            if cache_fill < 1.0 and (platform.cache_waits() or (held0 is not None and platform.caches_filling(held0))):
+                raise filled()
 
-    def filled() -> _CacheFilled:
-        return _CacheFilled(time.perf_counter() - started, meter.count, scheduled_events(env))
-
-    def advance(completions: int) -> None:
-        try:
-            env.run(until=meter.after(completions))
-        except RecursionError:
-            raise  # a bug in pfssim too, but not a stall (RecursionError is a RuntimeError)
-        except RuntimeError as exc:  # no events left: the model deadlocked, a bug in pfssim
-            raise RuntimeError(f"simulation of {workload.name} {op} at {threads} threads stalled") from exc
-        if cache_fill < 1.0 and (platform.cache_waits() or (held0 is not None and platform.caches_filling(held0))):
-            raise filled()
-
-    # Calls so large that the usual warm-up or batches would not fit in the budget (IOR -t 4g:
-    # thousands of chunk pieces each, every piece at least one drive command) get fewer calls,
-    # never fewer than a generation of those in flight.
-    pieces = getattr(model, "pieces_per_call", lambda: 1)()
-    affordable = precision.max_device_ops / pieces  # calls whose pieces alone fill one budget
-    warmup = max(
-        math.ceil(min(precision.min_warmup, affordable)),
-        precision.warmup_per_thread * threads,
-        2 * model.outstanding(),
-    )
-    # In quarters, so that a write that finds a cache full stops a pilot early. A cache started at
-    # its watermark must not be filling up: its entries are compared with those it held after the
-    # first quarter, once the threads' first writes have opened their entries.
-    for quarter, part in enumerate((warmup // 4, warmup // 4, warmup // 4, warmup - 3 * (warmup // 4))):
-        if part:
-            advance(part)
-        if quarter == 0:
-            held0 = platform.cache_held()
-    # A cache started full of drawn random writes (:meth:`WriteBackCache.prefill`, swept) holds a
-    # guess at the steady state, and the point drifts from it for as long as the guessed entries
-    # last: PixStor's random writes ran 2% above their long runs, inside a drift too slow for MSER
-    # to see. The warm-up runs on, a quarter of it at a time, until every such cache has destaged
-    # as many entries as it started with (one turnover) or drained to its watermark (a cache the
-    # load does not keep full), within an allowance of as many budgets as the measurement's own
-    # transient allowance; a point cut short there measures from a start still partly guessed and
-    # does not count as converged (its table marks it).
-    allowance = platform.device_ops() + precision.max_device_ops * precision.transient_budget_factor
-    while not platform.caches_turned_over() and platform.device_ops() < allowance:
-        advance(max(warmup // 4, 1))
-    turned_over = platform.caches_turned_over()
-    # A batch must span a "generation" of the requests in flight, or batches correlate.
-    least = math.ceil(min(precision.min_batch, affordable / precision.min_batches))
-    floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))
-    batch = max(least, threads, model.outstanding(), floor)
-    ops0 = platform.device_ops()
-    marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
-    amounts: list[float] = []  # what the application completed in each batch
-    supplies: list[float] = []  # what reached its buffer (models that meter a supply only)
-    durations: list[float] = []
-    cut, settled, supplied = 0, False, False
-    estimate = batch_estimate([1.0], [1.0])
-    doublings = 0
-    while True:
-        if len(amounts) == precision.max_batches:
-            if doublings == precision.max_doublings:
-                break
-            # Out of batches with budget left: adjacent pairs become one batch of twice the size
-            # and the point runs on with batches twice as long (sequential batch means).
-            amounts, durations, supplies = _pairs(amounts), _pairs(durations), _pairs(supplies)
-            marks = marks[::2]
-            batch *= 2
-            doublings += 1
-        advance(batch)
-        marks.append(_Mark.take(env, meter, platform))
-        amounts.append(marks[-1].amount - marks[-2].amount)
-        if meter.by_supply:
-            supplies.append(marks[-1].supplied - marks[-2].supplied)
-        durations.append(marks[-1].time - marks[-2].time)
-        if len(amounts) < precision.min_batches:
-            continue
-        cut, settled, estimate = _settle(amounts, durations)
-        supplied = False
-        if supplies:
-            # The supply has the application's long-run rate (its buffer is bounded) without the
-            # bursts of in-order consumption; it stands in only while it agrees with the direct
-            # estimate, which it does not while a buffer is still filling (a reader slower than
-            # its prefetch).
-            supply_cut, supply_settled, supply = _settle(supplies, durations)
-            if estimate.low <= supply.mean <= estimate.high:
-                cut, settled, estimate, supplied = supply_cut, supply_settled, supply, True
-        kept = len(amounts) - cut
-        if settled and kept >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
-            break
-        # The batches kept after a transient get a budget of their own; the measurement as a whole
-        # (from the end of the warm-up) never spends more than the transient allowance.
-        if marks[-1].ops - ops0 >= precision.max_device_ops * precision.transient_budget_factor:
-            break
-        if settled and marks[-1].ops - marks[cut].ops >= precision.max_device_ops:
-            break
-    first, last = marks[cut], marks[-1]
-    window = last.time - first.time
-    # A supply kept out because it ran ahead: the buffer was filling, and in the long run the supply
-    # slows to the consumer's rate, so the parts serving it are busy in that proportion
-    # (utilisation law, U = X D); the consumer's own stations are not scaled.
-    behind = 1.0
-    if meter.by_supply and not supplied and last.supplied - first.supplied > last.amount - first.amount > 0:
-        behind = (last.amount - first.amount) / (last.supplied - first.supplied)
-    # At the watermark (a pilot that held) the writes are acknowledged from the caches and the drives
-    # behind them destage what arrives: busy, but nothing waits for them.
-    off_path = platform.destaging_drives() if cache_fill < 1.0 else set()
-    utilization, bottleneck, pools, destaging = _utilization(
-        platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path
-    )
-    if cache_fill < 1.0 and any(utilization.get(d, 0.0) >= DESTAGE_SATURATED for d in platform.destaging_drives()):
-        # A cache at its watermark destages only what arrives: drives busy all the time mean the
-        # destages have work above the watermark all the time, so the load is at or past what they
-        # can take and the cache is filling, however slowly. A cache filling by a few stripes a
-        # second looks steady over a point's fraction of a second (beegfs-high-capacity with
-        # controllers twice as fast: one writer at 2.81 GB/s from a RAID6 8+2 of 261 MB/s drives).
-        raise filled()
-    factor = None
-    if mdtest or workload.benchmark.startswith("ior"):  # IOR -F reports the same way
-        after, before = (
-            (last.supplied_per_task, first.supplied_per_task) if supplied else (last.per_task, first.per_task)
+        # Calls so large that the usual warm-up or batches would not fit in the budget (IOR -t 4g:
+        # thousands of chunk pieces each, every piece at least one drive command) get fewer calls,
+        # never fewer than a generation of those in flight.
+        pieces = getattr(model, "pieces_per_call", lambda: 1)()
+        affordable = precision.max_device_ops / pieces  # calls whose pieces alone fill one budget
+        warmup = max(
+            math.ceil(min(precision.min_warmup, affordable)),
+            precision.warmup_per_thread * threads,
+            2 * model.outstanding(),
         )
-        per_task = [a - b for a, b in zip(after, before, strict=True)]
-        if isinstance(workload, MdtestWorkload):
-            work = float(workload.items_per_task(threads))
-        else:
-            work = _work_per_task(workload, threads, ctx.random)  # as the meter counts it
-        factor, factor_low, factor_high = last_task_interval(per_task, window, work)
-    scale = factor if factor is not None else 1.0
-    open_close = None
-    times = None
-    if isinstance(workload, Workload) and estimate.mean * scale > 0:
-        times = _handle_seconds(system, workload, op, threads, seed)
-    if times and isinstance(workload, Workload):
-        total = threads * _work_per_task(workload, threads, ctx.random)
-        span = total / (estimate.mean * scale)  # the transfers' time (each IOzone child's, too)
-        if workload.benchmark.startswith("ior"):
-            # IOR's clock runs from the first open to the last close: total / (span + their time).
-            open_close = max(times)
-            scale *= span / (span + open_close)
-        else:
-            # IOzone adds up its children's rates, each over its records plus its own fsync and close.
-            scale *= sum(span / (span + c) for c in times) / len(times)
-            open_close = sum(times) / len(times)
-    ci_low, ci_high = estimate.low * scale, estimate.high * scale
-    if factor is not None and estimate.mean > 0:
-        # The factor's own interval (from the spread of a finite number of tasks) and the aggregate
-        # rate's are independent estimates with small relative errors: their margins add in
-        # quadrature. The stopping rule looked at the aggregate only, since a longer run does not
-        # narrow the factor's. (The opens and closes scale both sides alike.)
-        value = estimate.mean * scale
-        ci_low = value * (1 - math.hypot(1 - estimate.low / estimate.mean, 1 - factor_low / factor))
-        ci_high = value * (1 + math.hypot(estimate.high / estimate.mean - 1, factor_high / factor - 1))
-    return PointResult(
-        workload=workload.name,
-        benchmark=workload.benchmark,
-        op=op,
-        threads=threads,
-        value=estimate.mean * scale,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        unit="op/s" if mdtest or ctx.random else "B/s",
-        bottleneck=bottleneck,
-        bottleneck_utilization=utilization.get(bottleneck, 0.0),
-        utilization=dict(sorted(utilization.items())),
-        pool_occupancy=dict(sorted(pools.items())),
-        requests=last.count - first.count,
-        requests_total=meter.count,
-        events_total=scheduled_events(env),
-        simulated_s=window,
-        wall_s=time.perf_counter() - started,
-        batches=len(amounts) - cut,
-        transient_batches=cut,
-        converged=settled and turned_over and estimate.rel_half_width <= precision.rel_precision,
-        bytes_moved=(last.supplied - first.supplied) if supplied else (last.amount - first.amount),
-        file_bytes=workload.write_bytes if isinstance(workload, MdtestWorkload) and not op.startswith("dir_") else None,
-        last_task_factor=factor,
-        work_per_task=_work_per_task(workload, threads, ctx.random) if isinstance(workload, Workload) else 0.0,
-        open_close_s=open_close,
-        off_path=destaging,
-        turned_over=turned_over,
-    )
+        # In quarters, so that a write that finds a cache full stops a pilot early. A cache started at
+        # its watermark must not be filling up: its entries are compared with those it held after the
+        # first quarter, once the threads' first writes have opened their entries.
+        for quarter, part in enumerate((warmup // 4, warmup // 4, warmup // 4, warmup - 3 * (warmup // 4))):
+            if part:
+                advance(part)
+            if quarter == 0:
+                held0 = platform.cache_held()
+        # A cache started full of drawn random writes (:meth:`WriteBackCache.prefill`, swept) holds a
+        # guess at the steady state, and the point drifts from it for as long as the guessed entries
+        # last: PixStor's random writes ran 2% above their long runs, inside a drift too slow for MSER
+        # to see. The warm-up runs on, a quarter of it at a time, until every such cache has destaged
+        # as many entries as it started with (one turnover) or drained to its watermark (a cache the
+        # load does not keep full), within an allowance of as many budgets as the measurement's own
+        # transient allowance; a point cut short there measures from a start still partly guessed and
+        # does not count as converged (its table marks it).
+        allowance = platform.device_ops() + precision.max_device_ops * precision.transient_budget_factor
+        while not platform.caches_turned_over() and platform.device_ops() < allowance:
+            advance(max(warmup // 4, 1))
+        turned_over = platform.caches_turned_over()
+        # A batch must span a "generation" of the requests in flight, or batches correlate.
+        least = math.ceil(min(precision.min_batch, affordable / precision.min_batches))
+        floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))
+        batch = max(least, threads, model.outstanding(), floor)
+        ops0 = platform.device_ops()
+        marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
+        amounts: list[float] = []  # what the application completed in each batch
+        supplies: list[float] = []  # what reached its buffer (models that meter a supply only)
+        durations: list[float] = []
+        cut, settled, supplied = 0, False, False
+        estimate = batch_estimate([1.0], [1.0])
+        doublings = 0
+        while True:
+            if len(amounts) == precision.max_batches:
+                if doublings == precision.max_doublings:
+                    break
+                # Out of batches with budget left: adjacent pairs become one batch of twice the size
+                # and the point runs on with batches twice as long (sequential batch means).
+                amounts, durations, supplies = _pairs(amounts), _pairs(durations), _pairs(supplies)
+                marks = marks[::2]
+                batch *= 2
+                doublings += 1
+            advance(batch)
+            marks.append(_Mark.take(env, meter, platform))
+            amounts.append(marks[-1].amount - marks[-2].amount)
+            if meter.by_supply:
+                supplies.append(marks[-1].supplied - marks[-2].supplied)
+            durations.append(marks[-1].time - marks[-2].time)
+            if len(amounts) < precision.min_batches:
+                continue
+            cut, settled, estimate = _settle(amounts, durations)
+            supplied = False
+            if supplies:
+                # The supply has the application's long-run rate (its buffer is bounded) without the
+                # bursts of in-order consumption; it stands in only while it agrees with the direct
+                # estimate, which it does not while a buffer is still filling (a reader slower than
+                # its prefetch).
+                supply_cut, supply_settled, supply = _settle(supplies, durations)
+                if estimate.low <= supply.mean <= estimate.high:
+                    cut, settled, estimate, supplied = supply_cut, supply_settled, supply, True
+            kept = len(amounts) - cut
+            if settled and kept >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
+                break
+            # The batches kept after a transient get a budget of their own; the measurement as a whole
+            # (from the end of the warm-up) never spends more than the transient allowance.
+            if marks[-1].ops - ops0 >= precision.max_device_ops * precision.transient_budget_factor:
+                break
+            if settled and marks[-1].ops - marks[cut].ops >= precision.max_device_ops:
+                break
+        first, last = marks[cut], marks[-1]
+        window = last.time - first.time
+        # A supply kept out because it ran ahead: the buffer was filling, and in the long run the supply
+        # slows to the consumer's rate, so the parts serving it are busy in that proportion
+        # (utilisation law, U = X D); the consumer's own stations are not scaled.
+        behind = 1.0
+        if meter.by_supply and not supplied and last.supplied - first.supplied > last.amount - first.amount > 0:
+            behind = (last.amount - first.amount) / (last.supplied - first.supplied)
+        # At the watermark (a pilot that held) the writes are acknowledged from the caches and the drives
+        # behind them destage what arrives: busy, but nothing waits for them.
+        off_path = platform.destaging_drives() if cache_fill < 1.0 else set()
+        utilization, bottleneck, pools, destaging = _utilization(
+            platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path
+        )
+        if cache_fill < 1.0 and any(utilization.get(d, 0.0) >= DESTAGE_SATURATED for d in platform.destaging_drives()):
+            # A cache at its watermark destages only what arrives: drives busy all the time mean the
+            # destages have work above the watermark all the time, so the load is at or past what they
+            # can take and the cache is filling, however slowly. A cache filling by a few stripes a
+            # second looks steady over a point's fraction of a second (beegfs-high-capacity with
+            # controllers twice as fast: one writer at 2.81 GB/s from a RAID6 8+2 of 261 MB/s drives).
+            raise filled()
+        factor = None
+        if mdtest or workload.benchmark.startswith("ior"):  # IOR -F reports the same way
+            after, before = (
+                (last.supplied_per_task, first.supplied_per_task) if supplied else (last.per_task, first.per_task)
+            )
+            per_task = [a - b for a, b in zip(after, before, strict=True)]
+            if isinstance(workload, MdtestWorkload):
+                work = float(workload.items_per_task(threads))
+            else:
+                work = _work_per_task(workload, threads, ctx.random)  # as the meter counts it
+            factor, factor_low, factor_high = last_task_interval(per_task, window, work)
+        scale = factor if factor is not None else 1.0
+        open_close = None
+        times = None
+        if isinstance(workload, Workload) and estimate.mean * scale > 0:
+            times = _handle_seconds(system, workload, op, threads, seed)
+        if times and isinstance(workload, Workload):
+            total = threads * _work_per_task(workload, threads, ctx.random)
+            span = total / (estimate.mean * scale)  # the transfers' time (each IOzone child's, too)
+            if workload.benchmark.startswith("ior"):
+                # IOR's clock runs from the first open to the last close: total / (span + their time).
+                open_close = max(times)
+                scale *= span / (span + open_close)
+            else:
+                # IOzone adds up its children's rates, each over its records plus its own fsync and close.
+                scale *= sum(span / (span + c) for c in times) / len(times)
+                open_close = sum(times) / len(times)
+        ci_low, ci_high = estimate.low * scale, estimate.high * scale
+        if factor is not None and estimate.mean > 0:
+            # The factor's own interval (from the spread of a finite number of tasks) and the aggregate
+            # rate's are independent estimates with small relative errors: their margins add in
+            # quadrature. The stopping rule looked at the aggregate only, since a longer run does not
+            # narrow the factor's. (The opens and closes scale both sides alike.)
+            value = estimate.mean * scale
+            ci_low = value * (1 - math.hypot(1 - estimate.low / estimate.mean, 1 - factor_low / factor))
+            ci_high = value * (1 + math.hypot(estimate.high / estimate.mean - 1, factor_high / factor - 1))
+        return PointResult(
+            workload=workload.name,
+            benchmark=workload.benchmark,
+            op=op,
+            threads=threads,
+            value=estimate.mean * scale,
+            ci_low=ci_low,
+            ci_high=ci_high,
+            unit="op/s" if mdtest or ctx.random else "B/s",
+            bottleneck=bottleneck,
+            bottleneck_utilization=utilization.get(bottleneck, 0.0),
+            utilization=dict(sorted(utilization.items())),
+            pool_occupancy=dict(sorted(pools.items())),
+            requests=last.count - first.count,
+            requests_total=meter.count,
+            events_total=scheduled_events(env),
+            simulated_s=window,
+            wall_s=time.perf_counter() - started,
+            batches=len(amounts) - cut,
+            transient_batches=cut,
+            converged=settled and turned_over and estimate.rel_half_width <= precision.rel_precision,
+            bytes_moved=(last.supplied - first.supplied) if supplied else (last.amount - first.amount),
+            file_bytes=workload.write_bytes
+            if isinstance(workload, MdtestWorkload) and not op.startswith("dir_")
+            else None,
+            last_task_factor=factor,
+            work_per_task=_work_per_task(workload, threads, ctx.random) if isinstance(workload, Workload) else 0.0,
+            open_close_s=open_close,
+            off_path=destaging,
+            turned_over=turned_over,
+        )
 
 
 def run_workload(
