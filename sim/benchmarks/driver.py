@@ -260,18 +260,17 @@ def _whole_phase(
         env = Environment()
         streams = Streams(_replica_seed(seed, replica))
         platform = Platform(env, system, streams)
-        ctx = RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))
-        model = model_for(ctx)
-        if op.endswith(("create", "remove")):
-            model.prefill_caches()
-        env.run(until=model.start_phase(items))
-        events += scheduled_events(env)
-        rates.append(workload.phase_rate(threads, model.finish))
-        window = env.now
-        simulated += window
-        utilization, bottleneck, pools, _ = _utilization(platform, {}, {}, window)
-        platform.drop()  # as _steady_point does
-        env.drop()
+        with _dropped(env, platform):
+            ctx = RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads))
+            model = model_for(ctx)
+            if op.endswith(("create", "remove")):
+                model.prefill_caches()
+            env.run(until=model.start_phase(items))
+            events += scheduled_events(env)
+            rates.append(workload.phase_rate(threads, model.finish))
+            window = env.now
+            simulated += window
+            utilization, bottleneck, pools, _ = _utilization(platform, {}, {}, window)
     estimate = batch_estimate(rates, [1.0] * len(rates))
     return PointResult(
         workload=workload.name,

@@ -431,6 +431,11 @@ class ReadAhead:
         self.held = 0.0  # bytes read ahead and not yet read by the host, over all streams
         self.hits = 0.0  # host bytes served from read-ahead
 
+    def drop(self) -> None:
+        """Forget the streams and recent reads (a finished run; ``Platform.drop``)."""
+        self.streams.clear()
+        self.recent.clear()
+
     def read(self, offset: float, size: float) -> Event:
         """A host read of [offset, offset + size): from the read-ahead data where it has it."""
         device = self.device
@@ -576,8 +581,7 @@ class Me4Controller:
         for cache in self.caches.values():
             cache.drop()
         for reader in self.readers.values():
-            reader.streams.clear()
-            reader.recent.clear()
+            reader.drop()
 
     @property
     def stations(self) -> list[Station]:

@@ -416,6 +416,8 @@ class Task(Event):
 #: How deep :func:`fire` may nest before it schedules instead (see there).
 FIRE_DEPTH = 32
 _fire_depth = 0
+#: The callback ``env.run(until=...)`` adds to its target (one bound method, looked up once).
+_STOP = StopSimulation.callback
 
 
 def fire(event: Event) -> None:
@@ -441,7 +443,7 @@ def fire(event: Event) -> None:
       inside the code that fired it, and end that process instead of the run."""
     global _fire_depth
     callbacks = event.callbacks
-    if _fire_depth >= FIRE_DEPTH or StopSimulation.callback in callbacks:
+    if _fire_depth >= FIRE_DEPTH or _STOP in callbacks:
         event.succeed()
         return
     event._ok = True

@@ -348,8 +348,7 @@ class GpfsModel:
                 block.callbacks.append(arrived)
                 ready.append(block)
                 if wake[1] is not None:
-                    waiter, wake[1] = wake[1], None  # cleared first: the waiter runs now, and may wait again
-                    fire(waiter)
+                    _wake(wake, 1)
 
         env.process(prefetcher())
         copier = self._copier(t, client)
@@ -362,8 +361,7 @@ class GpfsModel:
             yield ready[0]
             ready.popleft()
             if wake[0] is not None:
-                waiter, wake[0] = wake[0], None  # cleared first: the waiter runs now, and may wait again
-                fire(waiter)
+                _wake(wake, 0)
             yield copier.serve(copy)  # out of the pagepool into the application's buffer
             meter.add(t, self.unit)
 
@@ -384,8 +382,7 @@ class GpfsModel:
             pool.release()
             state["dirty"] -= 1
             if wake[0] is not None:
-                waiter, wake[0] = wake[0], None  # cleared first: the waiter runs now, and may wait again
-                fire(waiter)
+                _wake(wake, 0)
 
         def flusher() -> Generator[Event, object, None]:
             while True:
@@ -408,9 +405,16 @@ class GpfsModel:
             state["dirty"] += 1
             state["queued"] += 1
             if wake[1] is not None:
-                waiter, wake[1] = wake[1], None  # cleared first: the waiter runs now, and may wait again
-                fire(waiter)
+                _wake(wake, 1)
             meter.add(t, amount)
+
+
+def _wake(wake: list[Event | None], side: int) -> None:
+    """Run the waiter of ``wake[side]`` now (:func:`fire`), its slot cleared first: the waiter may
+    wait again at once, and a slot cleared after that would lose the new wait."""
+    waiter, wake[side] = wake[side], None
+    assert waiter is not None
+    fire(waiter)
 
 
 class NsdPaths:
