@@ -194,44 +194,53 @@ class BeeGFSModel:
         # A record's pieces on each target of a file, (device offset, length) in file order: every
         # target's walk visits the same records of a thread, so they are sorted out once per record.
         placed: dict[tuple[int, float], dict[str, list[tuple[float, float]]]] = {}
+        # Thread t's record ``back`` records before its start: (its pieces by target, the records
+        # before it in the same chunk, which a target without a piece in it skips). Every target's
+        # walk visits the same records of a thread, so each is worked out once, not once a target.
+        trails: list[dict[int, tuple[dict[str, list[tuple[float, float]]], int]]] = [{} for _ in self.files]
 
-        def walk(t: int, target: str) -> Generator[tuple[int, list[tuple[float, float]]], None, None]:
-            """Thread t's records before its starting point, newest first, as (how far back, its
-            pieces on ``target``), for the records with a piece there. The records before one
+        def record_at(t: int, back: int) -> tuple[dict[str, list[tuple[float, float]]], int]:
+            f = self.files[t]
+            back_at = (self.starts[t] - back * self.record) % self.file_size
+            start = self.ctx.file_offset(t, back_at, self.file_size)
+            on_targets = placed.get((id(f), start))
+            if on_targets is None:
+                split = layout.get(start)
+                if split is None:
+                    split = layout[start] = self._pieces(start, self.record)
+                on_targets = placed[(id(f), start)] = {}
+                for index, chunk_offset, length in split:
+                    on_targets.setdefault(f.targets[index % len(f.targets)], []).append(
+                        (f.bases[index % len(f.bases)] + chunk_offset, length)
+                    )
+            within_chunk = start - (start // self.chunk) * self.chunk
+            found = trails[t][back] = (on_targets, int(min(within_chunk, back_at % block) // self.record))
+            return found
+
+        def walk(t: int, i: int, target: str) -> Generator[tuple[int, int, list[tuple[float, float]]], None, None]:
+            """Thread t's records before its starting point, newest first, as (how far back, ``i``,
+            its pieces on ``target``), for the records with a piece there. The records before one
             that lies in a chunk of another target, down to that chunk's start, lie there too and
             are skipped (a 2 GiB chunk holds two million 1 KiB records). A thread none of whose
             records reaches the target (a file smaller than its stripe width) stops after one pass."""
-            f = self.files[t]
+            trail = trails[t]
             back, found = 1, False
             while found or back <= records + 1:
-                back_at = (self.starts[t] - back * self.record) % self.file_size
-                start = self.ctx.file_offset(t, back_at, self.file_size)
-                on_targets = placed.get((id(f), start))
-                if on_targets is None:
-                    split = layout.get(start)
-                    if split is None:
-                        split = layout[start] = self._pieces(start, self.record)
-                    on_targets = placed[(id(f), start)] = {}
-                    for index, chunk_offset, length in split:
-                        on_targets.setdefault(f.targets[index % len(f.targets)], []).append(
-                            (f.bases[index % len(f.bases)] + chunk_offset, length)
-                        )
+                on_targets, skip = trail.get(back) or record_at(t, back)
                 hits = on_targets.get(target)
-                skip = 0
                 if hits:
                     found = True
-                    yield back, hits
+                    yield back, i, hits
+                    back += 1
                 else:
-                    within_chunk = start - (start // self.chunk) * self.chunk
-                    skip = int(min(within_chunk, back_at % block) // self.record)
-                back += 1 + skip
+                    back += 1 + skip
 
         def recency(target: str):  # noqa: ANN202 - the target's recent pieces, newest first
             users = [t for t in range(self.ctx.threads) if target in self.files[t].targets]
 
             def pieces() -> Generator[tuple[float, float], None, None]:
                 # Newest first over all threads, and among equally old records in thread order.
-                walks = [((back, i, hits) for back, hits in walk(t, target)) for i, t in enumerate(users)]
+                walks = [walk(t, i, target) for i, t in enumerate(users)]
                 for _back, _i, hits in heapq.merge(*walks):
                     yield from hits
                 while True:  # a target of a file smaller than its stripe width that no record reaches
