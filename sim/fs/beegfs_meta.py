@@ -49,7 +49,7 @@ from collections.abc import Generator
 from simpy.events import Event
 
 from sim.config.system import BeeGFSSpec
-from sim.engine.core import Pool, Station, join
+from sim.engine.core import Pool, Station, Task, join
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
 from sim.fs.mdtest import FileHandleSteps, MetadataModelBase
@@ -240,11 +240,11 @@ class BeeGFSMetadataModel(MetadataModelBase):
                 else None
             )
             if link is not None and not link.try_acquire():
-                queued.append(env.process(self._chunk_served(target, stream, link, linked=False)))
+                queued.append(Task(env, self._chunk_served(target, stream, link, linked=False)))
                 continue
             pool = self.storage_workers[target]
             if not pool.try_acquire():
-                queued.append(env.process(self._chunk_served(target, stream, link)))
+                queued.append(Task(env, self._chunk_served(target, stream, link)))
                 continue
             cpu = platform.cpu(self._zone(self.storage_service[target]))
             end = cpu.reserve(stream.exponential(self.storage_cpu))
