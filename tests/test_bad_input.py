@@ -550,6 +550,34 @@ def test_an_hdd_seek_below_track_to_track_is_refused(tmp_path) -> None:
     assert result.code == 2 and "not above the 0.5 ms track-to-track seek" in result.stdout, result.stdout
 
 
+@pytest.mark.parametrize(
+    "topology,old,overrides,message",
+    [
+        # A sequential latency above the random one is a swapped pair, not a drive.
+        (
+            "beegfs-edr-2019",
+            "drives: {part: intel-p4600-1.6tb, count: 12}",
+            "{seq_read_latency: 90 us}",
+            "seq_read_latency 90 us is above read_latency 85 us; a sequential access is served at least as fast",
+        ),
+        # An HDD's access times come from its mechanics: SSD-only figures are refused, not ignored.
+        (
+            "beegfs-high-capacity",
+            "drives: {part: nl-sas-12tb-7200, count: 84}",
+            "{write_buffer: 64 MiB}",
+            "write_buffer applies to SSDs only",
+        ),
+    ],
+)
+def test_ssd_access_figures_are_checked(tmp_path, topology: str, old: str, overrides: str, message: str) -> None:
+    new = old[:-1] + f", overrides: {overrides}}}"
+    path = _variant(tmp_path, topology, [(old, new)])
+    result = run_cli("validate", str(path))
+    assert result.code == 2 and message in result.stdout, result.stdout
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if overrides in text)
+    assert f"{path.name}:{line} " in result.stdout, result.stdout
+
+
 def test_catalogue_files_may_end_in_yml(tmp_path) -> None:
     # A catalogue file named drives.yml used to be skipped, so every drive was "unknown".
     import shutil

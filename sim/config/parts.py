@@ -79,7 +79,16 @@ class Bus(Part):
 
 
 class Drive(Part):
-    """A drive's datasheet figures. ``seq_*`` are outer-zone maxima for HDDs."""
+    """A drive's datasheet figures. ``seq_*`` are outer-zone maxima for HDDs.
+
+    SSDs may also give what their datasheets print beside the random figures: the access latency
+    of sequential reads and writes (``seq_read_latency``, ``seq_write_latency``: the latency of an
+    access that continues where the drive's previous one of its kind ended), and the bytes of
+    power-protected write buffer that accept writes at the drive's link rate while the flash
+    programs them at ``seq_write`` (``write_buffer``). A part that leaves them out is modelled
+    without them: every access at the random latency, every write at ``seq_write``
+    (``sim/devices/drives.py``).
+    """
 
     DOCUMENTARY: ClassVar[frozenset[str]] = frozenset({"parallelism"})
     #: What the HDD model derives instead of reading: every access from seek, rotation and queueing.
@@ -109,6 +118,9 @@ class Drive(Part):
     rpm: Rotation | None = None
     avg_seek: Duration | None = None
     inner_seq_rate: Bandwidth | None = None
+    seq_read_latency: Duration | None = None
+    seq_write_latency: Duration | None = None
+    write_buffer: Size | None = None
 
     @model_validator(mode="after")
     def _hdd_fields(self) -> Drive:
@@ -129,6 +141,24 @@ class Drive(Part):
             extra = [f for f in hdd_fields if getattr(self, f) is not None]
             if extra:
                 raise ValueError(f"{', '.join(extra)} apply to HDDs only, not to kind {self.kind!r}")
+        ssd_fields = ("seq_read_latency", "seq_write_latency", "write_buffer")
+        if self.kind == "nl_sas_hdd":
+            extra = [f for f in ssd_fields if getattr(self, f) is not None]
+            if extra:
+                verb = "applies" if len(extra) == 1 else "apply"
+                raise ValueError(
+                    f"{', '.join(extra)} {verb} to SSDs only: an HDD's access times come from its seek curve and "
+                    "rotation"
+                )
+        for field, random in (("seq_read_latency", "read_latency"), ("seq_write_latency", "write_latency")):
+            given = getattr(self, field)
+            if given is not None and given > getattr(self, random):
+                # A datasheet prints the sequential latency below the random one (the drive's read-ahead
+                # or write buffer serves it); above it is a swapped pair.
+                raise ValueError(
+                    f"{field} {given * 1e6:g} us is above {random} {getattr(self, random) * 1e6:g} us; a sequential "
+                    "access is served at least as fast as a random one (are the two swapped?)"
+                )
         return self
 
 
