@@ -560,6 +560,22 @@ def test_an_hdd_seek_below_track_to_track_is_refused(tmp_path) -> None:
             "{seq_read_latency: 90 us}",
             "seq_read_latency 90 us is above read_latency 85 us; a sequential access is served at least as fast",
         ),
+        # An override of the random latency alone keeps the part's sequential one, which says so.
+        (
+            "beegfs-edr-2019",
+            "drives: {part: intel-p4600-1.6tb, count: 12}",
+            "{write_latency: 10 us}",
+            "seq_write_latency 13 us is above write_latency 10 us; a sequential access is served at least as fast "
+            "as a random one (are the two swapped? an override of write_latency alone keeps the part's "
+            "seq_write_latency: give both)",
+        ),
+        # A buffer larger than the drive is a unit slip, not a drive.
+        (
+            "beegfs-edr-2019",
+            "drives: {part: intel-p4600-1.6tb, count: 12}",
+            "{write_buffer: 10 TB}",
+            "write_buffer 9.095 TiB is above the drive's capacity (1.455 TiB)",
+        ),
         # An HDD's access times come from its mechanics: SSD-only figures are refused, not ignored.
         (
             "beegfs-high-capacity",

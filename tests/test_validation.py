@@ -106,11 +106,15 @@ def test_close() -> None:
 
 
 def test_below_and_same() -> None:
-    read = {16: 40.0, 32: 70.0, 64: 100.0, 128: 120.0}
-    write = {16: 45.0, 32: 80.0, 64: 110.0, 128: 119.0}
+    read = {16: 40.0, 32: 70.0, 64: 100.0, 128: 120.0, 256: 136.6}
+    write = {16: 45.0, 32: 80.0, 64: 110.0, 128: 119.0, 256: 136.7}
     curves = {"read": read, "write": write}
     assert evaluate(Below(type="below", op="read", other="write", threads_range=(16, 64)), curves).passed
     assert not evaluate(Below(type="below", op="read", other="write", threads_range=(16, 128)), curves).passed
+    # Level at one ceiling, read under write by 0.07%: noise, not "below" (the default gap is 2%).
+    level = evaluate(Below(type="below", op="read", other="write", threads_range=(256, 256)), curves)
+    assert not level.passed and "not below by more than 2% at 256" in level.detail
+    assert evaluate(Below(type="below", op="read", other="write", threads_range=(256, 256), min_gap=0), curves).passed
     assert evaluate(Same(type="same", op="read", other="write", threads_range=(64, 128), rel=0.10), curves).passed
     assert not evaluate(Same(type="same", op="read", other="write", threads_range=(16, 32), rel=0.10), curves).passed
 

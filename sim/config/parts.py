@@ -157,8 +157,15 @@ class Drive(Part):
                 # or write buffer serves it); above it is a swapped pair.
                 raise ValueError(
                     f"{field} {given * 1e6:g} us is above {random} {getattr(self, random) * 1e6:g} us; a sequential "
-                    "access is served at least as fast as a random one (are the two swapped?)"
+                    f"access is served at least as fast as a random one (are the two swapped? an override of "
+                    f"{random} alone keeps the part's {field}: give both)"
                 )
+        if self.write_buffer is not None and self.write_buffer > self.capacity:
+            raise ValueError(
+                f"write_buffer {format_quantity(self.write_buffer, Dimension.SIZE)} is above the drive's capacity "
+                f"({format_quantity(self.capacity, Dimension.SIZE)}): a drive buffers a few MiB of writes, not "
+                "more than it holds"
+            )
         return self
 
 

@@ -145,11 +145,15 @@ class Platform:
         """Fill ME4 write caches (of the virtual disks in ``only``, or all); ``sampler(vdisk)`` draws
         (offset, size) of one dirty write, ``fill(vdisk)`` how full the cache starts (default
         ``cache_fill``); ``swept`` for writes drawn anywhere, held as the destage elevator leaves
-        them (:meth:`WriteBackCache.prefill`)."""
+        them (:meth:`WriteBackCache.prefill`). Every SSD's write buffer starts full
+        (:meth:`SsdDrive.fill_buffer`)."""
         for controller in self.controllers.values():
             for vdisk, cache in controller.caches.items():
                 if only is None or vdisk in only:
                     cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else self.cache_fill, swept)
+        for drive in self.drives.values():
+            if isinstance(drive, SsdDrive):
+                drive.fill_buffer()
 
     def cache_waits(self) -> int:
         """Host writes that have found an ME4 write cache full so far (all caches)."""

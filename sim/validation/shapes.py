@@ -14,7 +14,9 @@ numbers. The kinds:
   least ``min_rise`` above the first.
 * ``flat`` - over ``threads_range``, (max - min) / mean <= ``rel_spread``.
 * ``close`` - the values at the two ``threads`` differ by at most ``rel`` of their mean.
-* ``below`` - ``op`` is below ``other`` at every thread count of ``threads_range``.
+* ``below`` - ``op`` is below ``other`` by more than ``min_gap`` (relative to ``other``) at every
+  thread count of ``threads_range``, so two curves level at the same ceiling, which noise puts
+  either way round, do not pass as one below the other.
 * ``same`` - ``op`` and ``other`` differ by at most ``rel`` (of ``other``) at every thread count of
   ``threads_range``.
 * ``peak_fraction`` - the curve's peak is ``fraction`` of ``ceiling`` (a printed value such as
@@ -243,15 +245,20 @@ class Below(_Pair):
     """One operation's curve is under another's over a range."""
 
     type: Literal["below"]
+    min_gap: float = Field(0.02, ge=0.0, lt=1.0)
 
     def evaluate(self, curves: Curves, fmt: Formatter = plain) -> ShapeOutcome:
-        """op < other at every common thread count in the range."""
+        """op < other x (1 - min_gap) at every common thread count in the range."""
         pairs = self._pairs(curves)
         if not pairs:
             return ShapeOutcome(False, "no common predicted points in the range")
-        wrong = [(t, a, b) for t, a, b in pairs if a >= b]
-        ratios = ", ".join(f"{t}: {a / b:.2f}" for t, a, b in pairs)
-        verdict = "below at every point" if not wrong else f"not below at {', '.join(str(t) for t, _, _ in wrong)}"
+        wrong = [(t, a, b) for t, a, b in pairs if a >= b * (1 - self.min_gap)]
+        ratios = ", ".join(f"{t}: {a / b:.3f}" for t, a, b in pairs)
+        verdict = (
+            f"below by more than {self.min_gap:.0%} at every point"
+            if not wrong
+            else f"not below by more than {self.min_gap:.0%} at {', '.join(str(t) for t, _, _ in wrong)}"
+        )
         return ShapeOutcome(not wrong, f"{self.op}/{self.other} by threads {ratios}; {verdict}")
 
 
