@@ -66,18 +66,18 @@ def test_ssd_deep_queue_reaches_datasheet_iops() -> None:
     assert 10_000 / last == pytest.approx(100_000, rel=0.01)
 
 
-#: The same SSD with a datasheet's sequential latencies and a 4 MB write buffer behind a 4 GB/s link.
+#: The same SSD with a datasheet's sequential latencies and a 4 MB write buffer.
 BUFFERED = SSD.model_copy(update={"seq_read_latency": 10e-6, "seq_write_latency": 13e-6, "write_buffer": 4e6})
 
 
 def _buffered(env: simpy.Environment) -> SsdDrive:
-    return SsdDrive(env, "b", BUFFERED, BUFFERED.seq_read, BUFFERED.seq_write, link_Bps=4e9)
+    return SsdDrive(env, "b", BUFFERED, BUFFERED.seq_read, BUFFERED.seq_write)
 
 
-def test_ssd_write_buffer_takes_a_lone_write_at_the_link_rate() -> None:
+def test_ssd_write_buffer_takes_a_lone_write_at_the_read_rate() -> None:
     env = simpy.Environment()
-    # 0.5 MB crosses the 4 GB/s link in 125 us; the flash's 1 GB/s would take 500 us.
-    assert _buffered(env).finish_time("write", 0, 0.5e6) == pytest.approx(20e-6 + 0.5e6 / 4e9)
+    # 0.5 MB crosses the link at the drive's 2 GB/s in 250 us; the flash's 1 GB/s would take 500 us.
+    assert _buffered(env).finish_time("write", 0, 0.5e6) == pytest.approx(20e-6 + 0.5e6 / 2e9)
     # Without a buffer (the part leaves it out) the same write waits for the flash.
     assert _ssd(env).finish_time("write", 0, 0.5e6) == pytest.approx(20e-6 + 0.5e6 / 1e9)
 
@@ -86,11 +86,11 @@ def test_ssd_write_buffer_full_runs_at_the_sustained_rate() -> None:
     env = simpy.Environment()
     drive = _buffered(env)
     ends = [drive.finish_time("write", k * 7e6, 1e6) for k in range(40)]  # 40 MB at once, none continuing
-    # The first five cross the link back to back (0.25 ms each) into the 4 MB buffer ...
-    assert ends[4] == pytest.approx(5 * 1e6 / 4e9 + 20e-6)
+    # The first eight cross the link back to back (0.5 ms each) into the 4 MB buffer ...
+    assert ends[7] == pytest.approx(8 * 1e6 / 2e9 + 20e-6)
     # ... then each waits until the flash work ahead of it is down to 4 ms (4 MB at 1 GB/s): the
     # k-th (from 0) ends when the flash has programmed k + 1 - 4 MB.
-    for k in (5, 10, 39):
+    for k in (8, 10, 39):
         assert ends[k] == pytest.approx((k + 1) * 1e-3 - 4e-3 + 20e-6)
     assert (ends[39] - ends[9]) == pytest.approx(30e6 / 1e9)  # long run: the sustained 1 GB/s
 
@@ -104,8 +104,8 @@ def test_ssd_sequential_access_takes_the_sequential_latency() -> None:
     assert drive.finish_time("read", 1e6, 1e6) == pytest.approx(1.0 + 10e-6 + 1e6 / 2e9)  # continues
     assert drive.finish_time("read", 5e6, 1e6) == pytest.approx(1.0 + 2 * 1e6 / 2e9 + 100e-6)  # jumps
     # Reads and writes keep their own place: a write at the reads' end is not "continuing".
-    assert drive.finish_time("write", 6e6, 1e3) == pytest.approx(1.0 + 20e-6 + 1e3 / 4e9)
-    assert drive.finish_time("write", 6e6 + 1e3, 1e3) == pytest.approx(1.0 + 13e-6 + 2e3 / 4e9)
+    assert drive.finish_time("write", 6e6, 1e3) == pytest.approx(1.0 + 20e-6 + 1e3 / 2e9)
+    assert drive.finish_time("write", 6e6 + 1e3, 1e3) == pytest.approx(1.0 + 13e-6 + 2e3 / 2e9)
 
 
 def _dd_on_one_target(buffered: bool) -> float:
@@ -120,8 +120,7 @@ def _dd_on_one_target(buffered: bool) -> float:
         part = part.model_copy(update={"write_buffer": None})
     component = system.components[name]
     env = simpy.Environment()
-    link = system.drive_links[name]
-    drives = [SsdDrive(env, f"d{i}", part, component.read_Bps, component.write_Bps, link) for i in range(4)]
+    drives = [SsdDrive(env, f"d{i}", part, component.read_Bps, component.write_Bps) for i in range(4)]
     target = RaidDevice(env, "md0", 0, drives, 512 * 1024)
 
     def dd():  # noqa: ANN202

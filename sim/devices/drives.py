@@ -98,22 +98,16 @@ class SsdDrive:
     random to it.
 
     A part with a ``write_buffer`` acknowledges a write once it is in the buffer: the data crosses
-    the drive's link (``link_Bps``, a FIFO of its own) while the flash programs it at ``seq_write``
-    behind, and a write waits only while the buffer is full: until the flash work queued ahead of
-    it has fallen to what the buffer holds (``write_buffer / seq_write`` seconds of it). A lone
-    write then runs at the link rate and a long run of writes at ``seq_write``: the 1.3 GB/s P4600
-    takes a 512 KiB write in 0.15 ms instead of 0.4 ms (docs/design.md, Devices).
+    the drive's link (a FIFO of its own) at the rate the drive moves data across it when it reads
+    (``read_Bps``: its sequential read, capped by its link; no PCIe device moves data at the raw
+    lane rate), while the flash programs it at ``seq_write`` behind, and a write waits only while
+    the buffer is full: until the flash work queued ahead of it has fallen to what the buffer holds
+    (``write_buffer / seq_write`` seconds of it). A lone write then runs at the read rate and a long
+    run of writes at ``seq_write``: the 1.3 GB/s P4600 takes a 512 KiB write in 0.18 ms instead of
+    0.42 ms (docs/design.md, Devices).
     """
 
-    def __init__(
-        self,
-        env: simpy.Environment,
-        name: str,
-        part: Drive,
-        read_Bps: float,
-        write_Bps: float,
-        link_Bps: float | None = None,
-    ) -> None:
+    def __init__(self, env: simpy.Environment, name: str, part: Drive, read_Bps: float, write_Bps: float) -> None:
         self.env = env
         self.name = name
         self.engine = Station(env, name, 1)
@@ -130,7 +124,6 @@ class SsdDrive:
         self.op_time = {"read": 1.0 / part.rand_read_iops, "write": 1.0 / part.rand_write_iops}
         # The write buffer, as the seconds of flash work it holds, and the link writes cross into it.
         self.buffer_s = (part.write_buffer or 0.0) / write_Bps if write_Bps > 0 else 0.0
-        self.link_Bps = link_Bps if link_Bps is not None else write_Bps
         self.link_free = 0.0  # when the link has carried the writes accepted so far
         self.bytes = {"read": 0.0, "write": 0.0}
         self.ops = 0
@@ -153,7 +146,7 @@ class SsdDrive:
         if op == "write" and self.buffer_s:
             # In the buffer once the link has carried it and the flash work ahead of it fits the buffer.
             now = self.env._now
-            carried = (self.link_free if self.link_free > now else now) + size / self.link_Bps
+            carried = (self.link_free if self.link_free > now else now) + size / self.rate["read"]
             self.link_free = carried
             end = max(carried, end - self.buffer_s)
         continues = offset == self.next_offset[op]
@@ -371,16 +364,9 @@ class HddDrive:
 
 
 def make_drive(
-    env: simpy.Environment,
-    name: str,
-    part: Drive,
-    stream: Stream,
-    read_Bps: float,
-    write_Bps: float,
-    link_Bps: float | None = None,
+    env: simpy.Environment, name: str, part: Drive, stream: Stream, read_Bps: float, write_Bps: float
 ) -> SsdDrive | HddDrive:
-    """The right model for a drive part; rates are the drive's as capped by its interface,
-    ``link_Bps`` its own link's rate (what an SSD's write buffer accepts at)."""
+    """The right model for a drive part; rates are the drive's as capped by its interface."""
     if part.kind == "nl_sas_hdd":
         return HddDrive(env, name, part, stream)
-    return SsdDrive(env, name, part, read_Bps, write_Bps, link_Bps)
+    return SsdDrive(env, name, part, read_Bps, write_Bps)

@@ -201,7 +201,7 @@ class Platform:
         for name, part in s.drive_parts.items():
             c = s.components[name]
             self.drives[name] = make_drive(
-                self.env, name, part, self.streams(name), c.read_Bps or 0.0, c.write_Bps or 0.0, s.drive_links[name]
+                self.env, name, part, self.streams(name), c.read_Bps or 0.0, c.write_Bps or 0.0
             )
         for name, component in s.components.items():
             if component.kind == "controller":

@@ -196,7 +196,6 @@ class StorageSteps(BuilderBase):
             )
             self.system.part_names[drive] = part_name
             self.system.drive_parts[drive] = part
-            self.system.drive_links[drive] = link
             for up in upstream:
                 self.system.connect(up, drive)
             pool.drives.append(drive)

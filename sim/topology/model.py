@@ -125,9 +125,6 @@ class System:
     upi_of: dict[str, str] = field(default_factory=dict)
     data_tier_drives: list[str] = field(default_factory=list)
     drive_parts: dict[str, Drive] = field(default_factory=dict)
-    # Each drive's own link (its interface, slowed to the slot's PCIe generation), per direction:
-    # what a write buffer accepts at (Drive.write_buffer).
-    drive_links: dict[str, float] = field(default_factory=dict)
     part_names: dict[str, str] = field(default_factory=dict)
     source_map: SourceMap | None = None  # where each YAML path of the topology is, for later errors
 
