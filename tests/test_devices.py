@@ -95,6 +95,25 @@ def test_ssd_write_buffer_full_runs_at_the_sustained_rate() -> None:
     assert (ends[39] - ends[9]) == pytest.approx(30e6 / 1e9)  # long run: the sustained 1 GB/s
 
 
+def test_ssd_buffer_is_settled_once_seen_full_or_idle() -> None:
+    env = simpy.Environment()
+    drive = _buffered(env)
+    drive.watch_buffer()
+    assert drive.buffer_settled()  # nothing written since: a drive the phase does not write
+    for k in range(4):  # back to back: the flash is never idle after the first, and 4 MB fit
+        drive.finish_time("write", k * 7e6, 1e6)
+    drive.watch_buffer()
+    for k in range(4, 8):  # the flash is busy and the link, at 2 GB/s, is what they wait for
+        drive.finish_time("write", k * 7e6, 1e6)
+        assert not drive.buffer_settled()
+    drive.finish_time("write", 99e6, 1e6)  # across the link at 4.5 ms, room for it at 5 ms: it waits
+    assert drive.buffer_settled()
+    env.run(until=1.0)
+    drive.watch_buffer()
+    drive.finish_time("write", 0, 1e6)  # a second later the flash is idle
+    assert drive.buffer_settled()
+
+
 def test_ssd_sequential_access_takes_the_sequential_latency() -> None:
     env = simpy.Environment()
     drive = _buffered(env)

@@ -103,9 +103,9 @@ def test_one_thread_of_4k_requests_by_hand(op: str) -> None:
 
 
 def test_a_large_write_buffer_does_not_pass_for_a_fast_drive(tmp_path: Path) -> None:
-    # A write phase starts with the drives' buffers full, as a long run of writes that outrun the
-    # flash leaves them. Started empty, a 1 GiB buffer took the whole measurement at the link's rate:
-    # 3.9 GB/s with a +-0.0% interval from a drive whose flash programs 1.3 GB/s.
+    # A point's warm-up runs on until every drive's buffer has been seen full or empty between
+    # bursts (SsdDrive.buffer_settled). Before, a 1 GiB buffer took the whole measurement at the
+    # link's rate: 3.9 GB/s with a +-0.0% interval from a drive whose flash programs 1.3 GB/s.
     system = load_system(_tiny_with(tmp_path, "overrides: {write_buffer: 1 GiB}"))
     drive = system.drive_parts["storage.numa0.drive0"]
     point = run_point(system, _workload(), "write", 4, seed=3)

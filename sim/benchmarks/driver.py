@@ -672,6 +672,7 @@ def _steady_point(
                 advance(part)
             if quarter == 0:
                 held0 = platform.cache_held()
+                platform.watch_write_buffers()
         # A cache started full of drawn random writes (:meth:`WriteBackCache.prefill`, swept) holds a
         # guess at the steady state, and the point drifts from it for as long as the guessed entries
         # last: PixStor's random writes ran 2% above their long runs, inside a drift too slow for MSER
@@ -679,11 +680,17 @@ def _steady_point(
         # as many entries as it started with (one turnover) or drained to its watermark (a cache the
         # load does not keep full), within an allowance of as many budgets as the measurement's own
         # transient allowance; a point cut short there measures from a start still partly guessed and
-        # does not count as converged (its table marks it).
+        # does not count as converged (its table marks it). Likewise every SSD write buffer, which
+        # starts empty, must have been seen in the state the phase's writes keep it in, full or
+        # empty between bursts (:meth:`SsdDrive.buffer_settled`), since the first quarter.
         allowance = platform.device_ops() + precision.max_device_ops * precision.transient_budget_factor
-        while not platform.caches_turned_over() and platform.device_ops() < allowance:
+
+        def start_forgotten() -> bool:
+            return platform.caches_turned_over() and platform.write_buffers_settled()
+
+        while not start_forgotten() and platform.device_ops() < allowance:
             advance(max(warmup // 4, 1))
-        turned_over = platform.caches_turned_over()
+        turned_over = start_forgotten()
         # A batch must span a "generation" of the requests in flight, or batches correlate.
         least = math.ceil(min(precision.min_batch, affordable / precision.min_batches))
         floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))

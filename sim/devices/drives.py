@@ -125,6 +125,8 @@ class SsdDrive:
         # The write buffer, as the seconds of flash work it holds, and the link writes cross into it.
         self.buffer_s = (part.write_buffer or 0.0) / write_Bps if write_Bps > 0 else 0.0
         self.link_free = 0.0  # when the link has carried the writes accepted so far
+        # Since watch_buffer: writes, those that waited for room, those that found the flash idle.
+        self.buffer_writes = self.buffer_waits = self.buffer_idles = 0
         self.bytes = {"read": 0.0, "write": 0.0}
         self.ops = 0
         self.path: Path | None = None
@@ -142,13 +144,22 @@ class SsdDrive:
         floor = self.op_time[op]
         if floor > service:  # max(transfer, 1 / IOPS), without the call
             service = floor
-        end = self.engine.reserve(service)
+        engine = self.engine
         if op == "write" and self.buffer_s:
             # In the buffer once the link has carried it and the flash work ahead of it fits the buffer.
             now = self.env._now
+            self.buffer_writes += 1
+            if engine._free1 <= now:
+                self.buffer_idles += 1
+            end = engine.reserve(service)
             carried = (self.link_free if self.link_free > now else now) + size / self.rate["read"]
             self.link_free = carried
-            end = max(carried, end - self.buffer_s)
+            if end - self.buffer_s > carried:
+                self.buffer_waits += 1
+                carried = end - self.buffer_s
+            end = carried
+        else:
+            end = engine.reserve(service)
         continues = offset == self.next_offset[op]
         self.next_offset[op] = offset + size
         end += self.seq_latency[op] if continues else self.latency[op]
@@ -156,15 +167,21 @@ class SsdDrive:
             return book_path(self.path[op], size, end)
         return end
 
-    def fill_buffer(self) -> None:
-        """Start with the write buffer full, as a write phase leaves it once its writes outrun the
-        flash: ``write_buffer / seq_write`` seconds of flash work queued now. A phase whose writes do
-        not outrun it drains that within the same time (3 ms for the shipped 4 MiB), inside the
-        warm-up; one that starts empty would take a buffer's worth of writes at the link's rate
-        first, a burst the measurement could mistake for the steady state (a 1 GiB buffer gave
-        3.9 GB/s with an interval of +-0.0% on a drive whose flash writes 1.3 GB/s)."""
-        if self.buffer_s:
-            self.engine.reserve(self.buffer_s)
+    def watch_buffer(self) -> None:
+        """Start looking for what says the write buffer has reached its long-run state
+        (:meth:`buffer_settled`), forgetting what was seen before."""
+        self.buffer_waits = self.buffer_idles = self.buffer_writes = 0
+
+    def buffer_settled(self) -> bool:
+        """Whether, since :meth:`watch_buffer`, the buffer is seen in the state a long run of the
+        phase's writes keeps it in: a write waited for room (the writes outrun the flash, which
+        keeps the buffer full), or a write found the flash idle (they do not, and it is empty
+        between bursts); or no write came (a drive the phase does not write). A buffer starts
+        empty, and a phase whose writes outrun the flash takes a buffer's worth of them at the
+        link's rate first: a burst the measurement must not mistake for the steady state (a
+        1 GiB buffer gave 3.9 GB/s with an interval of +-0.0% on a drive whose flash writes
+        1.3 GB/s, session 30's review)."""
+        return not self.buffer_writes or bool(self.buffer_waits or self.buffer_idles)
 
     def io(self, op: str, offset: float, size: float) -> Event:
         """Access latency and the throughput engine, as an event."""

@@ -145,19 +145,26 @@ class Platform:
         """Fill ME4 write caches (of the virtual disks in ``only``, or all); ``sampler(vdisk)`` draws
         (offset, size) of one dirty write, ``fill(vdisk)`` how full the cache starts (default
         ``cache_fill``); ``swept`` for writes drawn anywhere, held as the destage elevator leaves
-        them (:meth:`WriteBackCache.prefill`). Every SSD's write buffer starts full
-        (:meth:`SsdDrive.fill_buffer`)."""
+        them (:meth:`WriteBackCache.prefill`)."""
         for controller in self.controllers.values():
             for vdisk, cache in controller.caches.items():
                 if only is None or vdisk in only:
                     cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else self.cache_fill, swept)
-        for drive in self.drives.values():
-            if isinstance(drive, SsdDrive):
-                drive.fill_buffer()
 
     def cache_waits(self) -> int:
         """Host writes that have found an ME4 write cache full so far (all caches)."""
         return sum(cache.waits for c in self.controllers.values() for cache in c.caches.values())
+
+    def watch_write_buffers(self) -> None:
+        """Start looking for the SSD write buffers' long-run state (:meth:`SsdDrive.watch_buffer`)."""
+        for drive in self.drives.values():
+            if isinstance(drive, SsdDrive) and drive.buffer_s:
+                drive.watch_buffer()
+
+    def write_buffers_settled(self) -> bool:
+        """Whether every SSD write buffer has been seen in its long-run state since
+        :meth:`watch_write_buffers` (:meth:`SsdDrive.buffer_settled`)."""
+        return all(d.buffer_settled() for d in self.drives.values() if isinstance(d, SsdDrive) and d.buffer_s)
 
     def caches_turned_over(self) -> bool:
         """Whether every ME4 write cache has turned its start over (:meth:`WriteBackCache.turned_over`)."""
