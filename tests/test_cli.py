@@ -622,6 +622,34 @@ def test_an_empty_output_path_is_refused(args: tuple[str, ...]) -> None:
     assert "an empty path" in result.stderr
 
 
+def test_a_ctrl_c_while_the_command_is_still_being_imported(monkeypatch, capsys) -> None:  # noqa: ANN001
+    # The console script starts in sim.cli.entry, which imports the command (a few tenths of a
+    # second of rich, pydantic and numpy) inside its own handler: a Ctrl-C then is one line and 130,
+    # where it was Python's traceback and death by the signal.
+    import importlib.abc
+
+    from sim.cli.entry import run
+
+    class Interrupted(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):  # noqa: ANN001, ANN201 - the finder protocol
+            if name == "sim.cli.main":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "sim.cli.main")
+    monkeypatch.setattr(sys, "meta_path", [Interrupted(), *sys.meta_path])
+    with pytest.raises(SystemExit) as stop:
+        run()
+    assert stop.value.code == 130 and capsys.readouterr().err == "pfssim: interrupted\n"
+
+
+def test_the_console_script_starts_in_the_entry_module() -> None:
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"pfssim": "sim.cli.entry:run"}
+
+
 def test_ctrl_c_stops_a_run_with_a_line_and_exit_130_and_leaves_no_process(tmp_path: Path) -> None:
     import signal
     import time

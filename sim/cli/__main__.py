@@ -1,7 +1,5 @@
 """``python -m sim.cli``: the ``pfssim`` command."""
 
-import sys
+from sim.cli.entry import run
 
-from sim.cli.main import main
-
-sys.exit(main())
+run()

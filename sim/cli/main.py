@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 from rich.console import Console
 
 from sim import __version__
+from sim.cli.entry import EXIT_INTERRUPTED
 from sim.config.quantities import MAX_THREADS
 from sim.errors import PfssimError, Problem, WorkloadError
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells report for a program stopped by Ctrl-C
 
 
 class _Once(argparse.Action):
