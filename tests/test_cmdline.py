@@ -138,6 +138,12 @@ def test_iozone_bundled_switches_read_as_getopt_does(bundle: str) -> None:
     assert bundled.model_dump(exclude={"command"}) == spaced.model_dump(exclude={"command"})
 
 
+def test_the_task_count_given_twice_alike_is_one_count() -> None:
+    # -np, -n and --np are one setting, compared as numbers: mpirun reads 08 as 8. They were compared
+    # as text, so that an agreeing repeat was refused.
+    assert parse_command("mpirun -np 8 -n 08 ior -w -t 1m -b 1g").threads == [8]
+
+
 @pytest.mark.parametrize("form", ["-t16m -b2g -s1 -aPOSIX", "-t=16m -b=2g -s=1 -a=POSIX -O=useO_DIRECT=1"])
 def test_ior_values_glued_or_after_equals(form: str) -> None:
     """IOR's option parser (option.c) takes a short option's value glued on or after '='."""
@@ -193,6 +199,7 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 70000 ior -w -t 1m -b 1g", "-np", "more than the 65,536 threads"),
         ("iozone -i 0 -Ir -s 1g -t 2", "-r", "needs a record size"),
         ("mpirun -np 2 ior -w -t1m -t 2m -b 1g", "-t", "given twice (1m and 2m)"),
+        ("mpirun -np 2 -n 4 ior -w -t 1m -b 1g", "-n", "MPI tasks is given twice (-np 2 and -n 4)"),
         ("mpirun -np 2 ior -w -t 1m -b 1g -OuseO_DIRECT=1", "-O", "write -O useO_DIRECT=1"),
         ("mpirun -np 2 ior -w -t 12 -b 24", "-t", "'transfer size must be a multiple of access size'"),
         ("mpirun -np 2 ior -w -t 8 -b 12", "-b", "'block size must be a multiple of access size'"),

@@ -67,7 +67,15 @@ def parse_launcher(tokens: list[str]) -> Launch:
     while (token := cursor.next()) is not None:
         flag = _LAUNCHER_ALIASES.get(token, token)
         if flag in LAUNCHER_NP:
-            tasks = thread_count(flag, cursor.once("-np", cursor.value(flag, None, "the number of MPI tasks")))
+            # -np, -n and --np are one setting, compared as numbers (-np 8 -n 08 agree).
+            text = cursor.value(flag, None, "the number of MPI tasks")
+            count = thread_count(flag, text)
+            if tasks is not None and count != tasks:
+                fail(
+                    flag,
+                    f"the number of MPI tasks is given twice ({tasks_flag} {tasks} and {flag} {text}); give it once",
+                )
+            tasks = count
             tasks_flag = flag
         elif flag in LAUNCHER_PER_NODE:
             mapping(flag, whole_number(flag, cursor.value(flag, None, "the number of tasks per node")))
