@@ -18,6 +18,18 @@ def test_lines_point_at_keys() -> None:
     assert smap.line(("b", 0, "y", 7, "z")) == 4
 
 
+def test_a_list_item_written_as_an_alias_is_located_where_it_is_written() -> None:
+    # PyYAML hands back the anchored node itself for an alias, so the item's line was the anchor's
+    # (1 here). What is inside the anchored node is still located at the anchor, where it is written.
+    text = "a: &x {k: 1}\nlist:\n  - 5\n  - *x\n  - [1, *x]\n"
+    data, smap = load_yaml_text(text, "t.yaml")
+    assert data["list"] == [5, {"k": 1}, [1, {"k": 1}]]
+    assert (smap.line(("list", 1)), smap.line(("list", 2, 1))) == (4, 5)
+    assert smap.line(("list", 1, "k")) == 1
+    problem = smap.problem(("list", 1), "not a number")
+    assert (problem.line, problem.path) == (4, "list[1]")
+
+
 def test_duplicate_key_is_an_error() -> None:
     with pytest.raises(ConfigError) as info:
         load_yaml_text("a: 1\nb: 2\na: 3\n", "t.yaml")

@@ -62,6 +62,18 @@ class _Loader(yaml.SafeLoader):
     and ``false`` as booleans, as in YAML 1.2 (``yes``, ``no``, ``on`` and ``off`` stay text, which
     a yes/no setting refuses, instead of switching it silently)."""
 
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        # (id of a sequence node, item index) -> line of an alias (*name) written as that item: the
+        # composer hands back the anchored node itself, whose place is the anchor's.
+        self.alias_lines: dict[tuple[int, int], int] = {}
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        # ``index`` is an item's index in a sequence, the key's node in a mapping (PyYAML's stubs say int).
+        if isinstance(parent, yaml.SequenceNode) and isinstance(index, int) and self.check_event(yaml.AliasEvent):
+            self.alias_lines[(id(parent), index)] = self.peek_event().start_mark.line + 1
+        return super().compose_node(parent, index)
+
 
 _DECIMAL_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9_]*)$")
 _DECIMAL_FLOAT = re.compile(
@@ -145,6 +157,7 @@ def _construct(
     problems: list[Problem],
     budget: list[int] | None = None,
     open_nodes: set[int] | None = None,
+    aliases: dict[tuple[int, int], int] | None = None,
 ) -> Any:
     budget = budget if budget is not None else [MAX_VALUES]
     budget[0] -= 1
@@ -164,7 +177,7 @@ def _construct(
             return None
         open_nodes.add(id(node))
         try:
-            return _construct_collection(node, path, smap, problems, budget, open_nodes)
+            return _construct_collection(node, path, smap, problems, budget, open_nodes, aliases or {})
         finally:
             open_nodes.discard(id(node))
     plain = isinstance(node, yaml.ScalarNode) and node.style is None  # not quoted
@@ -189,6 +202,7 @@ def _construct_collection(
     problems: list[Problem],
     budget: list[int],
     open_nodes: set[int],
+    aliases: dict[tuple[int, int], int],
 ) -> Any:
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
@@ -238,9 +252,15 @@ def _construct_collection(
                 )
                 continue
             smap.lines[(*path, key)] = key_node.start_mark.line + 1  # errors point at the key
-            result[key] = _construct(value_node, (*path, key), smap, problems, budget, open_nodes)
+            result[key] = _construct(value_node, (*path, key), smap, problems, budget, open_nodes, aliases)
         return result
-    return [_construct(item, (*path, i), smap, problems, budget, open_nodes) for i, item in enumerate(node.value)]
+    items = []
+    for i, item in enumerate(node.value):
+        line = aliases.get((id(node), i))
+        if line is not None:  # an alias: errors point at where it is written, not at its anchor
+            smap.lines.setdefault((*path, i), line)
+        items.append(_construct(item, (*path, i), smap, problems, budget, open_nodes, aliases))
+    return items
 
 
 def _too_deep_line(text: str) -> int | None:
@@ -278,18 +298,23 @@ def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
                 )
             ]
         )
+    loader: _Loader | None = None
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        loader = _Loader(text)  # reads the text: a character YAML does not allow fails here
+        node = loader.get_single_node()
     except yaml.YAMLError as exc:
         raise ConfigError([_yaml_problem(exc, text, file)]) from None
     except RecursionError:
         line = _too_deep_line(text)
         raise ConfigError([Problem(file, line, "", f"values are nested more than {MAX_DEPTH} levels deep")]) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
     if node is None:
         raise ConfigError([Problem(file, 1, "", "the file is empty")])
     problems: list[Problem] = []
     try:
-        data = _construct(node, (), smap, problems)
+        data = _construct(node, (), smap, problems, aliases=loader.alias_lines)
     except _TooLarge as exc:
         aliases = " (YAML aliases repeat their node each time)" if "*" in text else ""
         raise ConfigError(
