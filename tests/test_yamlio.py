@@ -124,6 +124,14 @@ def test_self_containing_alias_and_deep_nesting_are_located() -> None:
         assert info.value.problems[0].line == 2
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_nul_byte_is_located_whatever_the_line_endings(newline: str) -> None:
+    # The line was counted by LF alone, so a file with CR line endings (old Mac) put it on line 1.
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text(newline.join(["name: x", "title: y", "source: a\x00b", ""]), "nul.yaml")
+    assert info.value.problems[0].line == 3
+
+
 def test_nul_bytes_and_unknown_tags_are_located_without_pyyaml_internals() -> None:
     with pytest.raises(ConfigError) as info:
         load_yaml_text("name: x\ntitle: a\x00b\n", "nul.yaml")

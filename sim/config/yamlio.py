@@ -334,12 +334,16 @@ def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
 MAX_CHARACTERS = 250_000
 
 
+#: What YAML 1.1 (and PyYAML's reader) counts as a line break; CR LF is one.
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
 def _yaml_problem(exc: yaml.YAMLError, text: str, file: str) -> Problem:
     """A PyYAML error as a located problem, without PyYAML's own rendering of the input."""
     mark = getattr(exc, "problem_mark", None)
     line = mark.line + 1 if mark is not None else None
     if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow (a NUL byte, ...)
-        line = text[: exc.position].count("\n") + 1
+        line = len(_LINE_BREAK.findall(text, 0, exc.position)) + 1
         char = exc.character if isinstance(exc.character, str) else chr(exc.character)
         return Problem(file, line, "", f"malformed YAML: the character U+{ord(char):04X} is not allowed in YAML")
     reason = getattr(exc, "problem", None) or str(exc)
