@@ -84,8 +84,8 @@ class Drive(Part):
     SSDs may also give what their datasheets print beside the random figures: the access latency
     of sequential reads and writes (``seq_read_latency``, ``seq_write_latency``: the latency of an
     access that continues where the drive's previous one of its kind ended), and the bytes of
-    power-protected write buffer that accept writes at the drive's link rate while the flash
-    programs them at ``seq_write`` (``write_buffer``). A part that leaves them out is modelled
+    power-protected write buffer that take writes across the drive's link at its read rate while
+    the flash programs them at ``seq_write`` (``write_buffer``). A part that leaves them out is modelled
     without them: every access at the random latency, every write at ``seq_write``
     (``sim/devices/drives.py``).
     """
@@ -123,7 +123,7 @@ class Drive(Part):
     write_buffer: Size | None = None
 
     @model_validator(mode="after")
-    def _hdd_fields(self) -> Drive:
+    def _fields_of_its_kind(self) -> Drive:
         hdd_fields = ("rpm", "avg_seek", "inner_seq_rate")
         if self.kind == "nl_sas_hdd":
             missing = [f for f in hdd_fields if getattr(self, f) is None]
@@ -137,12 +137,7 @@ class Drive(Part):
                 )
             if self.inner_seq_rate is not None and self.inner_seq_rate > min(self.seq_read, self.seq_write):
                 raise ValueError("inner_seq_rate is above the outer-zone rate (seq_read / seq_write)")
-        else:
-            extra = [f for f in hdd_fields if getattr(self, f) is not None]
-            if extra:
-                raise ValueError(f"{', '.join(extra)} apply to HDDs only, not to kind {self.kind!r}")
-        ssd_fields = ("seq_read_latency", "seq_write_latency", "write_buffer")
-        if self.kind == "nl_sas_hdd":
+            ssd_fields = ("seq_read_latency", "seq_write_latency", "write_buffer")
             extra = [f for f in ssd_fields if getattr(self, f) is not None]
             if extra:
                 verb = "applies" if len(extra) == 1 else "apply"
@@ -150,6 +145,10 @@ class Drive(Part):
                     f"{', '.join(extra)} {verb} to SSDs only: an HDD's access times come from its seek curve and "
                     "rotation"
                 )
+        else:
+            extra = [f for f in hdd_fields if getattr(self, f) is not None]
+            if extra:
+                raise ValueError(f"{', '.join(extra)} apply to HDDs only, not to kind {self.kind!r}")
         for field, random in (("seq_read_latency", "read_latency"), ("seq_write_latency", "write_latency")):
             given = getattr(self, field)
             if given is not None and given > getattr(self, random):

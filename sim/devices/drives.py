@@ -126,7 +126,7 @@ class SsdDrive:
         self.buffer_s = (part.write_buffer or 0.0) / write_Bps if write_Bps > 0 else 0.0
         self.link_free = 0.0  # when the link has carried the writes accepted so far
         # Since watch_buffer: writes, those that waited for room, those that found the flash idle.
-        self.buffer_writes = self.buffer_waits = self.buffer_idles = 0
+        self.watch_buffer()
         self.bytes = {"read": 0.0, "write": 0.0}
         self.ops = 0
         self.path: Path | None = None
