@@ -21,3 +21,7 @@ def run() -> None:
         print("pfssim: interrupted", file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()
