@@ -213,6 +213,55 @@ CASES = {
         "give link: edr",
         "link: hdr}",
     ),
+    "a worker count beyond any server": (
+        "workers: {meta: 24, storage: 32}",
+        "workers: {meta: 24, storage: 1000000000000000000}",
+        "filesystem.workers.storage",
+        "less than or equal to 100000",
+        "workers: {meta: 24",
+    ),
+    "a connection limit beyond any client": (
+        "client: 24}",
+        "client: 1000000000000000000}",
+        "filesystem.conn_max_internode.client",
+        "less than or equal to 100000",
+        "conn_max_internode:",
+    ),
+    "a service on no interface": (
+        "- {kind: beegfs-mgmt}",
+        "- {kind: beegfs-mgmt, interfaces: []}",
+        "servers[0].services[0].interfaces",
+        "needs at least one entry",
+        "kind: beegfs-mgmt",
+    ),
+    "a RAID level written as a fraction": (
+        "{count: 6, level: 1, members: 2,",
+        "{count: 6, level: 1.0, members: 2,",
+        "servers[1].numa[0].raid_groups[0].level",
+        "write the RAID level as a whole number (0, 1, 5, 6 or 10), got 1.0",
+        "level: 1.0",
+    ),
+    "a switch listed twice for one HCA": (
+        "{part: connectx4-edr, switch: cluster-fabric}",
+        "{part: connectx4-edr, switch: [cluster-fabric, cluster-fabric]}",
+        "clients[0].hcas[0].switch",
+        "lists cluster-fabric twice",
+        "switch: [cluster-fabric, cluster-fabric]",
+    ),
+    "a part named with a dot": (
+        "  - name: client{i}",
+        "  - name: client.{i}",
+        "clients[0].name",
+        "may not contain '.', which joins the dotted names of parts",
+        "name: client.{i}",
+    ),
+    "a part named with an arrow": (
+        "  - name: client{i}",
+        "  - name: client->{i}",
+        "clients[0].name",
+        "may not contain '->', which names a pool between two parts",
+        "name: client->{i}",
+    ),
     "too few drives": (
         "{count: 6, level: 1, members: 2,",
         "{count: 7, level: 1, members: 2,",
@@ -975,6 +1024,16 @@ def test_workload_and_topology_files_are_told_apart(tmp_path) -> None:
     typo = _variant(tmp_path, "beegfs-hdr100", [("benchmarks:", "benchmark:")])
     lines = _located(run_cli("validate", str(typo)))  # a topology with one key mistyped is still a topology
     assert {"unknown key 'benchmark'", "missing required key 'benchmarks'"} <= {m["message"] for m in lines}
+    # A workload with a topology's section is told so at its first workload key, not searched for
+    # the parts folder and the keys a topology needs (the fuzz review of session 31).
+    text = workload.read_text()
+    assert text.count("\nbenchmark: ") == 1
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(text.replace("\nbenchmark: ", "\nservers: []\nbenchmark: ", 1))
+    lines = _located(run_cli("validate", str(mixed)))
+    assert len(lines) == 1 and lines[0]["path"] == "benchmark", lines
+    assert lines[0]["message"].startswith("this file has both a workload's keys (benchmark:, command:, ops:")
+    assert lines[0]["message"].endswith("and a topology's (servers:); a workload and a topology are files of their own")
 
 
 def test_every_target_pattern_must_match(tmp_path) -> None:

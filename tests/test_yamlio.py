@@ -75,9 +75,28 @@ def test_dates_stay_text_and_explicit_bad_ones_are_located() -> None:
     data, _ = load_yaml_text("version: 2019-13-01\ntitle: 2021-02-30\n", "dates.yaml")
     assert data == {"version": "2019-13-01", "title": "2021-02-30"}  # not dates, and no crash on day 30
     with pytest.raises(ConfigError) as info:
-        load_yaml_text("name: x\nwhen: !!timestamp 2019-13-01\n", "stamp.yaml")
+        load_yaml_text("name: x\nwhen: !!int twelve\n", "stamp.yaml")
     problem = info.value.problems[0]
-    assert (problem.line, problem.path) == (2, "when") and "month must be in 1..12" in problem.message
+    assert (problem.line, problem.path) == (2, "when") and "cannot read 'twelve' as" in problem.message
+
+
+def _problems(text: str) -> list[tuple[int, str, str]]:
+    """(line, path, message) of each problem ``text`` has, which must be refused."""
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text(text, "t.yaml")
+    return [(p.line, p.path, p.message) for p in info.value.problems]
+
+
+def test_scalar_tags_other_than_plain_values_are_refused() -> None:
+    """An explicit tag on a value asks for a type pfssim does not read: !!binary would become its
+    decoded text (name: !!binary aGVsbG8= read as "hello"), !!timestamp a date."""
+    text = "a: !!str 3\nb: !!binary aGVsbG8=\nc: !!timestamp 2019-01-01\nd: !!int 4\ne: !!float 1\n"
+    assert _problems(text) == [
+        (2, "b", "the tag !!binary is not supported; write a plain value"),
+        (3, "c", "the tag !!timestamp is not supported; write a plain value"),
+    ]
+    data, _ = load_yaml_text("a: !!str 3\nd: !!int 4\ne: !!float 1\nf: !!null ''\ng: !!bool true\n", "t.yaml")
+    assert data == {"a": "3", "d": 4, "e": 1.0, "f": None, "g": True}
 
 
 def test_only_true_and_false_are_booleans() -> None:
@@ -162,10 +181,7 @@ def test_collection_keys_and_tagged_collections_are_located() -> None:
     text = (
         "a: 1\n? [x, y]\n: 2\nb: !!set {p, q}\nc: !!python/object:os.system {}\nd: !!omap [{x: 1}]\ne: !!map {f: 1}\n"
     )
-    with pytest.raises(ConfigError) as info:
-        load_yaml_text(text, "t.yaml")
-    found = [(p.line, p.path, p.message) for p in info.value.problems]
-    assert found == [
+    assert _problems(text) == [
         (2, "", "a key is a list or a mapping; every key is a name such as threads or record_size"),
         (4, "b", "the tag !!set is not supported; write a plain mapping or list"),
         (5, "c", "the tag !!python/object:os.system is not supported; write a plain mapping or list"),

@@ -94,14 +94,28 @@ def _message(error: Any) -> str:
     return message
 
 
+# What a union's word or number alternatives say of a list (see validation_problems).
+_SCALAR_TYPE_ERRORS = frozenset({"string_type", "literal_error", "int_type", "float_type", "bool_type"})
+
+
 def validation_problems(
     exc: ValidationError, data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = ()
 ) -> list[Problem]:
     """Translate a pydantic :class:`ValidationError` on ``data`` (found at ``prefix``) into problems."""
     problems = []
     seen = set()
-    for error in exc.errors():
+    errors = exc.errors()
+    # A list given where a union takes a word or a list (``interfaces: []``, ``switch: []``): the
+    # list's own problem is the one to report, not that it is not the word.
+    short_lists = {_data_path(data, tuple(e["loc"])) for e in errors if e["type"] in ("too_short", "too_long")}
+    for error in errors:
         loc = tuple(error["loc"])
+        if (
+            isinstance(error.get("input"), list)
+            and error["type"] in _SCALAR_TYPE_ERRORS
+            and _data_path(data, loc) in short_lists
+        ):
+            continue
         path = prefix + _data_path(data, loc)
         if error["type"] in ("extra_forbidden", "missing") and loc:
             key = loc[-1]
@@ -290,16 +304,23 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
 TOPOLOGY_SECTIONS = frozenset({"servers", "clients", "network", "filesystem", "enclosures", "templates"})
 
 
+def workload_keys_in(data: Any) -> list[str]:
+    """The keys of a YAML mapping that only workloads have, in the file's order."""
+    from sim.config.workload import MdtestWorkload, Workload
+
+    if not isinstance(data, dict):
+        return []
+    own = (set(Workload.model_fields) | set(MdtestWorkload.model_fields)) - {"name", "title", "source"}
+    return [key for key in data if key in own]
+
+
 def is_workload_document(data: Any) -> bool:
     """A YAML mapping with none of a topology's sections and a ``benchmark`` key or another key only
     workloads have (so a workload that lost its ``benchmark:`` is still reported as a workload, and a
     topology whose ``benchmarks:`` lost its s as a topology)."""
-    from sim.config.workload import MdtestWorkload, Workload
-
     if not isinstance(data, dict) or TOPOLOGY_SECTIONS & data.keys():
         return False
-    own = (set(Workload.model_fields) | set(MdtestWorkload.model_fields)) - {"name", "title", "source"}
-    return bool(own & data.keys())
+    return bool(workload_keys_in(data))
 
 
 def is_parts_catalogue(data: Any) -> bool:
@@ -336,6 +357,22 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
                     (key,),
                     f"this is a workload file (it has {key}:), not a topology; give a topology file as "
                     "TOPOLOGY and this file to --workload",
+                )
+            ]
+        )
+    mixed = workload_keys_in(data)
+    if len(mixed) > 1:
+        # A workload's keys beside a topology's sections (a workload given a stray servers:): one
+        # file cannot be both, so nothing else (the parts folder beside it, the keys a topology
+        # needs) is looked for. A lone workload key in a topology (benchmark: for benchmarks:) is
+        # a typo the topology's own checks report, with everything else.
+        sections = ", ".join(f"{key}:" for key in data if key in TOPOLOGY_SECTIONS)
+        raise ConfigError(
+            [
+                smap.problem(
+                    (mixed[0],),
+                    f"this file has both a workload's keys ({', '.join(k + ':' for k in mixed)}) and a "
+                    f"topology's ({sections}); a workload and a topology are files of their own",
                 )
             ]
         )

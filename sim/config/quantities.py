@@ -107,6 +107,23 @@ def _printable_name(name: str) -> str:
 Name = Annotated[str, Field(min_length=1), AfterValidator(_printable_name)]
 
 
+def _component_name(name: str) -> str:
+    for mark, role in (
+        (".", "joins the dotted names of parts (storage3.numa1.hca0)"),
+        ("->", "names a pool between two parts (client0->meta0)"),
+    ):
+        if mark in name:
+            raise ValueError(
+                f"a part's name may not contain {mark!r}, which {role} in results and errors, got {name!r}"
+            )
+    return name
+
+
+# The name (or name pattern) of a server, client, enclosure, switch or a part inside them: a Name
+# that is one piece of a dotted name.
+ComponentName = Annotated[Name, AfterValidator(_component_name)]
+
+
 class Model(_BaseModel):
     """Base of every schema: unknown keys are errors, values are immutable once read."""
 

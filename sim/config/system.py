@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator, model_validator
 
 from sim.config.quantities import (
     GPFS_BLOCK_SIZES,
     MAX_THREADS,
     ChunkSize,
-    Count,
+    ComponentName,
     Index,
     Model,
     Name,
@@ -27,7 +27,16 @@ from sim.config.quantities import (
 )
 from sim.config.units import binary_size_hint, format_bytes
 
-RaidLevel = Literal[0, 1, 5, 6, 10]
+
+def _integer_level(value: Any) -> Any:
+    """A choice among integers is written as an integer: ``level: 1.0`` or ``true`` is refused, as
+    every other count is (pydantic's literal check would take 1.0 and True for 1)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"write the RAID level as a whole number (0, 1, 5, 6 or 10), got {value!r}")
+    return value
+
+
+RaidLevel = Annotated[Literal[0, 1, 5, 6, 10], BeforeValidator(_integer_level)]
 
 
 class PartRef(Model):
@@ -46,21 +55,33 @@ class DriveSet(PartRef):
 class HcaRef(PartRef):
     """An HCA and the switch (or switches, alternating by index) its port is cabled to."""
 
-    name: Name | None = None
+    name: ComponentName | None = None
     switch: Text | Annotated[list[Text], Field(min_length=1)]
+
+    @field_validator("switch")
+    @classmethod
+    def _distinct_switches(cls, switch: str | list[str]) -> str | list[str]:
+        if isinstance(switch, list):
+            twice = sorted({name for name in switch if switch.count(name) > 1})
+            if twice:
+                raise ValueError(
+                    f"lists {', '.join(twice)} twice: the HCAs dealt over the list alternate between its "
+                    "switches, so a switch named twice takes two turns (give each switch once)"
+                )
+        return switch
 
 
 class PcieSwitchRef(PartRef):
     """A PCIe switch in a NUMA zone and the drives behind it."""
 
-    name: Name | None = None
+    name: ComponentName | None = None
     drives: DriveSet | None = None
 
 
 class HbaRef(PartRef):
     """A SAS HBA in a NUMA zone."""
 
-    name: Name | None = None
+    name: ComponentName | None = None
 
 
 class RaidSpec(Model):
@@ -71,7 +92,7 @@ class RaidSpec(Model):
     N and N+12: ``members: 2, interleave: 12``). ``drives`` lists slots explicitly instead.
     """
 
-    name: Name | None = None
+    name: ComponentName | None = None
     count: PartCount = 1
     level: RaidLevel
     members: PartCount
@@ -144,7 +165,7 @@ class ServiceSpec(Model):
     kind: ServiceKind
     count: PartCount = 1
     targets: Annotated[list[Text], Field(min_length=1)] | None = None  # omit it, rather than give none
-    interfaces: Literal["zone", "all"] | list[Text] | None = None
+    interfaces: Literal["zone", "all"] | Annotated[list[Text], Field(min_length=1)] | None = None
     workers: PartCount | None = None
 
 
@@ -183,7 +204,7 @@ class ServerBody(Model):
 class ServerSpec(ServerBody):
     """``count`` servers named from ``name`` (``{i}`` runs from ``start``), optionally from a template."""
 
-    name: Name
+    name: ComponentName
     count: PartCount = 1
     start: Index = 0
     template: Text | None = None
@@ -192,7 +213,7 @@ class ServerSpec(ServerBody):
 class ClientSpec(Model):
     """``count`` identical client nodes; benchmark threads are placed round-robin over all groups."""
 
-    name: Name = "client{i}"
+    name: ComponentName = "client{i}"
     count: PartCount = 1
     start: Index = 0
     part: Text
@@ -205,7 +226,7 @@ class ClientSpec(Model):
 class ExpansionSpec(PartRef):
     """An expansion enclosure (ME484) behind a controller enclosure's expansion ports."""
 
-    name: Name = "exp"
+    name: ComponentName = "exp"
     drives: DriveSet
     raid_groups: list[RaidSpec] = []
     spares: Index = 0
@@ -214,7 +235,7 @@ class ExpansionSpec(PartRef):
 class EnclosureSpec(PartRef):
     """``count`` controller enclosures (ME4084/ME4024) with their drives, virtual disks and spares."""
 
-    name: Name
+    name: ComponentName
     count: PartCount = 1
     start: Index = 0
     drives: DriveSet
@@ -230,7 +251,7 @@ class EnclosureSpec(PartRef):
 class SwitchSpec(PartRef):
     """A network switch of the fabric."""
 
-    name: Name
+    name: ComponentName
 
 
 class InterSwitchLinks(Model):
@@ -269,8 +290,8 @@ class BeeGFSSpec(Model):
     chunk_size: ChunkSize
     num_targets: Annotated[int, Field(ge=1, le=256, strict=True)]  # DIRINODE_MAX_STRIPE_TARGETS
     target_chooser: Literal["randomized", "roundrobin", "randomrobin", "randominternode"]
-    workers: dict[Literal["meta", "storage"], Count]
-    conn_max_internode: dict[Literal["client", "meta", "storage"], Count]
+    workers: dict[Literal["meta", "storage"], PartCount]
+    conn_max_internode: dict[Literal["client", "meta", "storage"], PartCount]
     capacity_efficiency: Efficiency
 
 

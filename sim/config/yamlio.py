@@ -106,6 +106,8 @@ MAX_DEPTH = 64
 
 
 _PLAIN_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+# The tags of the values pfssim reads (what the resolvers above give a plain scalar, or !!str etc.).
+_PLAIN_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null"))
 
 
 class _BadScalar(Exception):
@@ -116,7 +118,7 @@ def _scalar(
     node: yaml.Node, path: PathKey = (), smap: SourceMap | None = None, problems: list[Problem] | None = None
 ) -> Any:
     """Construct a scalar node with the rules of :class:`_Loader` (ints, floats, bools, null, strings).
-    A value its explicit tag cannot make (``!!timestamp 2019-13-01``) is a problem at its line."""
+    A value its explicit tag cannot make (``!!int twelve``) is a problem at its line."""
     try:
         return _LOADER.construct_object(node, deep=True)
     except (ValueError, TypeError, OverflowError) as exc:
@@ -180,6 +182,12 @@ def _construct(
             return _construct_collection(node, path, smap, problems, budget, open_nodes, aliases or {})
         finally:
             open_nodes.discard(id(node))
+    if node.tag not in _PLAIN_SCALAR_TAGS:
+        # An explicit tag (!!binary, !!timestamp, !custom) asks for a value pfssim does not read:
+        # !!binary would turn into its decoded text, a timestamp into a date.
+        tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+        problems.append(smap.problem(path, f"the tag {tag} is not supported; write a plain value"))
+        return None
     plain = isinstance(node, yaml.ScalarNode) and node.style is None  # not quoted
     if plain and node.tag == "tag:yaml.org,2002:str" and _LEGACY_NUMBER.match(node.value):
         problems.append(
