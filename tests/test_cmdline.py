@@ -83,6 +83,16 @@ def test_iozone_plain_numbers_are_kib_and_suffixes_are_binary() -> None:
     assert (w.record_size, w.file_size, w.threads) == (64 * KiB, 3 * MiB, [8])
 
 
+def test_an_iozone_file_holds_whole_records() -> None:
+    """IOzone divides -s by -r and drops the remainder (numrecs64 in iozone.c): -s 1500k -r 1m
+    writes one 1 MiB record, so pfssim's file is 1 MiB (the fuzz review of session 31 found the
+    1,536,000-byte file simulated with a fraction of a record)."""
+    w = parse_command("iozone -i 0 -r 1m -s 1500k -t 2")
+    assert w.file_size == 1500 * KiB and w.file_size_for(2) == MiB
+    assert parse_command("iozone -i 0 -r 1m -s 3m -t 2").file_size_for(2) == 3 * MiB
+    assert parse_command("iozone -i 2 -r 4k -s 4097k -t 2").file_size_for(2) == 4096 * KiB
+
+
 def test_iozone_file_names_follow_the_thread_count() -> None:
     w = parse_command("iozone -i 0 -t 2 -r 1m -s 64m -I -e -c -w -F /scratch/f1 /scratch/f2")
     assert w.threads == [2] and w.file_size == 64 * MiB

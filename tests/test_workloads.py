@@ -92,8 +92,14 @@ def test_shipped_workload_loads(path: Path) -> None:
     assert (workload.direct_io, workload.fsync) == (direct, fsync)
     assert (workload.aggregate_size, workload.file_size) == (aggregate, file_size)
     if path.stem == "beegfs-hc-iozone-seq":
-        # 768 GB per thread below 16 threads, 8 TB split from 16 on
-        assert [workload.file_size_for(n) for n in (1, 8, 16, 512)] == [768e9, 768e9, 500e9, 8e12 / 512]
+        # 768 GB per thread below 16 threads, 8 TB split from 16 on, in whole 1 MiB records as
+        # IOzone writes them (768 GB is 732,421.875 MiB: 732,421 records)
+        assert [workload.file_size_for(n) for n in (1, 8, 16, 512)] == [
+            732421 * MiB,
+            732421 * MiB,
+            476837 * MiB,
+            14901 * MiB,
+        ]
     elif path.stem == "beegfs-hc-ior-n1":
         assert [workload.file_size_for(n) for n in (1, 4, 8, 512)] == [768 * 2**30] * 3 + [6 * 2**40 / 512]
     else:

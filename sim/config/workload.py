@@ -8,6 +8,7 @@ turns real IOzone, IOR and mdtest command lines into the same objects. IOzone an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Annotated, Literal, TypeAlias, get_args
 
@@ -329,10 +330,19 @@ class Workload(_Placed):
         return problems
 
     def file_size_for(self, threads: int) -> float:
-        """Bytes each thread's file (or its block of the shared file) holds at ``threads`` threads."""
+        """Bytes each thread's file (or its block of the shared file) holds at ``threads`` threads.
+
+        IOzone moves whole records: it takes ``-s`` bytes / ``-r`` bytes records, rounded down
+        (iozone.c, ``numrecs64 = (kilobytes64*1024)/reclen``), so an IOzone file holds that many
+        whole records (-s 1500k -r 1m: one record, 1 MiB). IOR refuses a block that is not a whole
+        number of transfers (checked with the thread counts)."""
         size = self.file_size if self.file_size is not None else (self.aggregate_size or 0.0) / threads
         if self.max_file_size is not None:
             size = min(size, self.max_file_size)
+        if self.benchmark.startswith("iozone"):
+            # The tolerance keeps an aggregate split that is whole records up to rounding (8 TiB / 3
+            # threads computed in floats) from losing a record.
+            size = math.floor(size / self.record_size + 1e-9) * self.record_size
         return size
 
     @property
