@@ -352,9 +352,10 @@ def test_sequential_writes_start_with_recent_stripes_in_the_cache() -> None:
 
 
 def test_chunk_files_start_on_stripe_unit_boundaries_of_parity_targets() -> None:
-    # 8 TB over 512 threads is no whole number of MiB per file; XFS still starts each file's data
-    # on a stripe unit, so 1 MiB records never straddle a RAID6 stripe.
-    model, platform = _hc_model("beegfs-hc-iozone-seq", "write", 512, 1)
+    # 8 TB over 512 threads in 4 KiB records is no whole number of MiB per file; XFS still starts
+    # each file's data on a stripe unit, so a file's records never straddle a RAID6 stripe that
+    # the file before it ends in. (Sequential IOzone files are whole 1 MiB records since session 31.)
+    model, platform = _hc_model("beegfs-hc-iozone-random", "random_write", 512, 1)
     assert model.file_size % MIB != 0
     for f in model.files:
         for target, base in zip(f.targets, f.bases, strict=True):
