@@ -193,9 +193,10 @@ class WriteBackCache:
     def turned_over(self) -> bool:
         """Whether a full swept start no longer shapes the cache (True for any other start).
 
-        Either the cache has destaged as many entries as that start put in it, about one pass of
-        its elevator, after which it holds almost only what the workload wrote, as the elevator
-        left it (a few of the start's entries, just behind the sweep, wait for the next pass); or
+        Either the cache has destaged as many entries as that start put in it, about half a pass
+        of its elevator (a pass destages about twice what the cache holds, the held entries
+        thinning out linearly ahead of the sweep), after which about a sixth of what it holds is
+        still the start's, the sparse far half of that pass (docs/design.md, Measurement); or
         it has drained to its flush watermark with nothing in flight and no write waiting, which a
         cache the load keeps full never does: the load does not saturate it (or does not write to
         it at all, such as a GPFS NSD no block of a small file reaches), and it destages only what
