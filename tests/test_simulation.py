@@ -1078,3 +1078,41 @@ def test_a_finished_point_leaves_little_for_the_cycle_collector() -> None:
         if enabled:
             gc.enable()
     assert left < 30_000
+
+
+def test_an_interval_above_the_hardware_ceiling_is_not_converged(tmp_path: Path) -> None:
+    """Two parts within 1% of each other: beegfs-edr-2019 with RAID1 pairs of 1.3 GB/s drives
+    (85.8 GB/s in all) under PCIe switches that allow 86.6. The switches' start-up backlog drains
+    at the 0.9% difference, longer than a point runs, and the writes at 256 threads measure
+    86.8 GB/s +-0.7% (docs/design.md, Open questions): no steady state, and the point says so
+    instead of claiming its interval. (When that transient is outlasted, the first assertion
+    below is what changes.)"""
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    old = "{count: 3, level: 0, members: 4, stripe_unit: 512 KiB, filesystem: xfs}"
+    text = EDR.read_text()
+    assert old in text, "test fixture out of date"
+    path = tmp_path / "edr-raid1.yaml"
+    path.write_text(text.replace(old, "{count: 6, level: 1, members: 2, stripe_unit: 512 KiB, filesystem: xfs}"))
+    system = load_system(path)
+    point = run_point(system, _workload(), "write", 256, seed=1)
+    assert point.ceiling_Bps == pytest.approx(66 * 1.3e9)  # every client in use: pfssim show's
+    assert point.above_ceiling and not point.converged
+    assert point.to_json()["hardware_ceiling"] == point.ceiling_Bps
+    # One thread runs on one client: its ceiling is that client's (one EDR HCA), as the plots' step line.
+    one = run_point(system, _workload(), "write", 1, seed=1)
+    assert one.ceiling_Bps == pytest.approx(12.4e9) and one.converged and not one.above_ceiling
+    # A rate of operations has no ceiling in bytes.
+    random = run_point(load_system(EDR), _workload("iozone_random_nn", "4 KiB"), "random_write", 4, seed=1)
+    assert random.ceiling_Bps is None and "hardware_ceiling" not in random.to_json()
+
+
+def test_replications_above_the_ceiling_are_not_converged() -> None:
+    from dataclasses import replace
+
+    from sim.benchmarks.driver import PointResult, Precision, combine_replications
+
+    base = PointResult("w", "iozone_seq_nn", "write", 8, 100.0, 99.0, 101.0, "B/s", "x", 1.0, converged=True)
+    runs = [replace(base, value=v, ci_low=v, ci_high=v, ceiling_Bps=95.0) for v in (100.0, 100.5, 99.5)]
+    assert not combine_replications(runs, Precision(replications=3)).converged  # 100 +- 1.2, all above 95
+    runs = [replace(run, ceiling_Bps=200.0) for run in runs]
+    assert combine_replications(runs, Precision(replications=3)).converged

@@ -64,6 +64,7 @@ from sim.fs.handles import handle_seconds
 from sim.fs.mdtest import data_pieces
 from sim.fs.models import model_for
 from sim.fs.platform import Platform
+from sim.topology.bounds import max_flow_bound
 from sim.topology.model import System
 
 
@@ -152,6 +153,15 @@ class PointResult:
     # when the point began to measure (its transient allowance ran out first); such a point is not
     # converged.
     turned_over: bool = True
+    # A bandwidth point's hardware ceiling: pfssim show's max-flow from the clients its threads run
+    # on (None for operation rates). No steady state exceeds it, so an interval wholly above it is
+    # a transient the run did not outlast, and the point is not converged (:func:`hardware_ceiling`).
+    ceiling_Bps: float | None = None
+
+    @property
+    def above_ceiling(self) -> bool:
+        """Whether the whole interval lies above the hardware ceiling."""
+        return self.ceiling_Bps is not None and self.ci_low > self.ceiling_Bps * (1.0 + 1e-9)
 
     @property
     def limit(self) -> str:
@@ -190,6 +200,8 @@ class PointResult:
             out["replications"] = self.replications
         if self.off_path:
             out["off_path"] = list(self.off_path)
+        if self.ceiling_Bps is not None:
+            out["hardware_ceiling"] = self.ceiling_Bps
         return out
 
     @property
@@ -547,7 +559,10 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         wall_s=sum(run.wall_s for run in runs),
         batches=sum(run.batches for run in runs),
         transient_batches=sum(run.transient_batches for run in runs),
-        converged=mean > 0 and half / mean <= precision.rel_precision and turned_over,
+        converged=mean > 0
+        and half / mean <= precision.rel_precision
+        and turned_over
+        and not _above(first.ceiling_Bps, mean - half),
         turned_over=turned_over,
         bytes_moved=sum(run.bytes_moved for run in runs),
         last_task_factor=mean_of([run.last_task_factor for run in runs]),
@@ -555,6 +570,31 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         replications=count,
         off_path=tuple(sorted({name for run in runs for name in run.off_path})),
     )
+
+
+#: Max-flow ceilings already found, by (system, operation, clients); the system is kept with its
+#: value so that its id is not reused while the entry lives.
+_CEILINGS: dict[tuple[int, str, frozenset[str]], tuple[System, float]] = {}
+
+
+def hardware_ceiling(system: System, workload: AnyWorkload, op: str, threads: int) -> float | None:
+    """The most a bandwidth point (IOzone or IOR, sequential read or write) can move: the max-flow
+    of ``pfssim show`` from the clients its threads run on (:meth:`Workload.clients_needed`, as the
+    plots' step line), or None for a rate of operations."""
+    if not isinstance(workload, Workload) or op not in ("read", "write") or "random" in workload.benchmark:
+        return None
+    clients = frozenset(
+        system.clients[: min(workload.clients_needed(threads, len(system.clients)), len(system.clients))]
+    )
+    key = (id(system), op, clients)
+    if key not in _CEILINGS:
+        _CEILINGS[key] = (system, max_flow_bound(system, op, clients).Bps)
+    return _CEILINGS[key][1]
+
+
+def _above(ceiling: float | None, low: float) -> bool:
+    """Whether an interval whose lower end is ``low`` lies wholly above ``ceiling``."""
+    return ceiling is not None and low > ceiling * (1.0 + 1e-9)
 
 
 def run_replication(
@@ -789,6 +829,7 @@ def _steady_point(
                 scale *= sum(span / (span + c) for c in times) / len(times)
                 open_close = sum(times) / len(times)
         ci_low, ci_high = estimate.low * scale, estimate.high * scale
+        ceiling = hardware_ceiling(system, workload, op, threads) if not mdtest and not ctx.random else None
         if factor is not None and estimate.mean > 0:
             # The factor's own interval (from the spread of a finite number of tasks) and the aggregate
             # rate's are independent estimates with small relative errors: their margins add in
@@ -817,7 +858,10 @@ def _steady_point(
             wall_s=time.perf_counter() - started,
             batches=len(amounts) - cut,
             transient_batches=cut,
-            converged=settled and turned_over and estimate.rel_half_width <= precision.rel_precision,
+            converged=settled
+            and turned_over
+            and estimate.rel_half_width <= precision.rel_precision
+            and not _above(ceiling, ci_low),
             bytes_moved=(last.supplied - first.supplied) if supplied else (last.amount - first.amount),
             file_bytes=workload.write_bytes
             if isinstance(workload, MdtestWorkload) and not op.startswith("dir_")
@@ -827,6 +871,7 @@ def _steady_point(
             open_close_s=open_close,
             off_path=destaging,
             turned_over=turned_over,
+            ceiling_Bps=ceiling,
         )
 
 

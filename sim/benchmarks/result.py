@@ -16,7 +16,8 @@ that keep up, ``off_path`` (the destaging drives, reported and never named the b
 (each parts file read, with its SHA-256) and ``spec_sha256`` (the system as simulated), with
 ``sha256`` now of the bytes loaded rather than of the file when the result is written; every
 field of the precision; ``inputs.workload_files`` (each workload as a workload file holds it,
-sizes with units, which ``--workload`` reads back once saved as ``<name>.yaml``). ``timing``
+sizes with units, which ``--workload`` reads back once saved as ``<name>.yaml``); for bandwidth
+points, ``hardware_ceiling`` (the max-flow from the clients the threads run on). ``timing``
 (wall seconds of the run and of each point) is the only part that differs between runs of the
 same inputs.
 """

@@ -222,8 +222,10 @@ def render_run(result: RunResult, console: Console) -> None:
         console.print(
             "* the simulated rate's interval is wider than the requested precision (the point's request "
             "budget was reached, an MDtest phase small enough to simulate whole varies that much "
-            "between its runs, or a point's independent runs do), or the point's write caches, started "
-            "full, had not turned that start over within its budget"
+            "between its runs, or a point's independent runs do), the point's write caches, started "
+            "full, had not turned that start over within its budget, or the interval lies above the "
+            "hardware ceiling (pfssim show's, from the clients the threads run on): a start-up "
+            "transient the run did not outlast, as between two parts within a few percent of each other"
         )
     count = len(result.points)
     console.print(f"seed {result.seed}; {count} point{'' if count == 1 else 's'} in {result.wall_s:.1f} s")
