@@ -241,13 +241,6 @@ CASES = {
         "write the RAID level as a whole number (0, 1, 5, 6 or 10), got 1.0",
         "level: 1.0",
     ),
-    "a switch listed twice for one HCA": (
-        "{part: connectx4-edr, switch: cluster-fabric}",
-        "{part: connectx4-edr, switch: [cluster-fabric, cluster-fabric]}",
-        "clients[0].hcas[0].switch",
-        "lists cluster-fabric twice",
-        "switch: [cluster-fabric, cluster-fabric]",
-    ),
     "a part named with a dot": (
         "  - name: client{i}",
         "  - name: client.{i}",

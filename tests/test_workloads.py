@@ -844,3 +844,27 @@ def test_file_sizes_are_whole_bytes() -> None:
     settings = parse_command("iozone -i 0 -I -e -r 4k -s 1g -t 1").model_dump(mode="json")
     with pytest.raises(ValidationError, match="file_size must be a whole number of bytes"):
         Workload.model_validate(settings | {"record_size": "4 KiB", "file_size": "1258291.2 B"})
+
+
+def test_a_size_in_part_records_is_whole_records_on_both_sides(tmp_path: Path) -> None:
+    """IOzone's -s 1500k -r 1m is one record (its files hold whole records): a workload saying
+    so, with the document's command line, is consistent, and a split that holds less than a
+    record is told in the bytes given, not the 0 B its whole records come to (session 31's review)."""
+    text = (
+        "name: w1\ntitle: t\nsource: s\nbenchmark: iozone_seq_nn\n"
+        "command: ./iozone -i0 -i1 -e -r 1m -s 1500k -t $Threads\n"
+        "ops: [write, read]\nrecord_size: 1 MiB\ndirect_io: false\nfsync: true\nfile_size: 1500 KiB\n"
+        "threads: [1, 2]\nplacement: one_client\n"
+    )
+    (tmp_path / "w1.yaml").write_text(text)
+    workload = load_workload(tmp_path / "w1.yaml")
+    assert workload.file_size_for(2) == 2**20 and workload.given_size_for(2) == 1500 * 1024
+    split = text.replace("file_size: 1500 KiB", "aggregate_size: 3 MiB").replace(
+        "threads: [1, 2]", "threads: [1, 2, 4]"
+    )
+    (tmp_path / "w2.yaml").write_text(
+        split.replace("name: w1", "name: w2").replace("command: ./iozone -i0 -i1 -e -r 1m -s 1500k -t $Threads\n", "")
+    )
+    with pytest.raises(WorkloadError) as info:
+        load_workload(tmp_path / "w2.yaml")
+    assert "less than one record (1 MiB; 768 KiB at 4 threads)" in str(info.value)

@@ -97,6 +97,9 @@ def test_scalar_tags_other_than_plain_values_are_refused() -> None:
     ]
     data, _ = load_yaml_text("a: !!str 3\nd: !!int 4\ne: !!float 1\nf: !!null ''\ng: !!bool true\n", "t.yaml")
     assert data == {"a": "3", "d": 4, "e": 1.0, "f": None, "g": True}
+    # A plain = or << is the word, not a tag no one wrote (YAML 1.1 types them !!value, !!merge).
+    data, _ = load_yaml_text("title: =\nname: <<\n", "t.yaml")
+    assert data == {"title": "=", "name": "<<"}
 
 
 def test_only_true_and_false_are_booleans() -> None:

@@ -53,22 +53,11 @@ class DriveSet(PartRef):
 
 
 class HcaRef(PartRef):
-    """An HCA and the switch (or switches, alternating by index) its port is cabled to."""
+    """An HCA and the switch (or switches, taken in turn by the entry's copies: a switch listed
+    twice takes two turns) its port is cabled to."""
 
     name: ComponentName | None = None
     switch: Text | Annotated[list[Text], Field(min_length=1)]
-
-    @field_validator("switch")
-    @classmethod
-    def _distinct_switches(cls, switch: str | list[str]) -> str | list[str]:
-        if isinstance(switch, list):
-            twice = sorted({name for name in switch if switch.count(name) > 1})
-            if twice:
-                raise ValueError(
-                    f"lists {', '.join(twice)} twice: the HCAs dealt over the list alternate between its "
-                    "switches, so a switch named twice takes two turns (give each switch once)"
-                )
-        return switch
 
 
 class PcieSwitchRef(PartRef):

@@ -311,7 +311,7 @@ class Workload(_Placed):
         problems = []
         short = [count for count in threads if self.file_size_for(count) < self.record_size]
         if short:
-            largest = self.file_size_for(short[0])
+            largest = self.given_size_for(short[0])  # as given, before IOzone's whole records
             problems.append(
                 f"{at_threads(short)} each thread's file holds less than one record ({format_bytes(self.record_size)}; "
                 f"{format_bytes(largest)} {at_threads(short[:1])}); drop those thread counts, or raise the file or "
@@ -329,6 +329,12 @@ class Workload(_Placed):
                 )
         return problems
 
+    def given_size_for(self, threads: int) -> float:
+        """Bytes per thread as the workload gives them: the file size, or the aggregate's share
+        (capped by ``max_file_size``)."""
+        size = self.file_size if self.file_size is not None else (self.aggregate_size or 0.0) / threads
+        return min(size, self.max_file_size) if self.max_file_size is not None else size
+
     def file_size_for(self, threads: int) -> float:
         """Bytes each thread's file (or its block of the shared file) holds at ``threads`` threads.
 
@@ -336,9 +342,7 @@ class Workload(_Placed):
         (iozone.c, ``numrecs64 = (kilobytes64*1024)/reclen``), so an IOzone file holds that many
         whole records (-s 1500k -r 1m: one record, 1 MiB). IOR refuses a block that is not a whole
         number of transfers (checked with the thread counts)."""
-        size = self.file_size if self.file_size is not None else (self.aggregate_size or 0.0) / threads
-        if self.max_file_size is not None:
-            size = min(size, self.max_file_size)
+        size = self.given_size_for(threads)
         if self.benchmark.startswith("iozone"):
             # The tolerance keeps an aggregate split that is whole records up to rounding (8 TiB / 3
             # threads computed in floats) from losing a record.

@@ -108,6 +108,9 @@ MAX_DEPTH = 64
 _PLAIN_COLLECTION_TAGS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
 # The tags of the values pfssim reads (what the resolvers above give a plain scalar, or !!str etc.).
 _PLAIN_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null"))
+# What YAML 1.1 resolves a plain = or << to: text to pfssim where it is a value (<< as a key is a
+# merge key, refused where keys are read).
+_WORD_TAGS = frozenset(("tag:yaml.org,2002:value", "tag:yaml.org,2002:merge"))
 
 
 class _BadScalar(Exception):
@@ -182,6 +185,8 @@ def _construct(
             return _construct_collection(node, path, smap, problems, budget, open_nodes, aliases or {})
         finally:
             open_nodes.discard(id(node))
+    if isinstance(node, yaml.ScalarNode) and node.style is None and node.tag in _WORD_TAGS:
+        return node.value  # a plain = or <<, which YAML 1.1 types as !!value or !!merge: the word
     if node.tag not in _PLAIN_SCALAR_TAGS:
         # An explicit tag (!!binary, !!timestamp, !custom) asks for a value pfssim does not read:
         # !!binary would turn into its decoded text, a timestamp into a date.

@@ -5,7 +5,8 @@ numbers. The kinds:
 
 * ``peak_at`` - the curve peaks within ``within_factor`` of ``threads`` (a factor 2 on a
   powers-of-two sweep is the neighbouring thread count): the curve reaches its top in that window,
-  its first point within ``plateau`` (relative) of its highest point lying there. With ``plateau``
+  the first of the consecutive points within ``plateau`` (relative) of its highest point that hold
+  that point lying there. With ``plateau``
   0 the highest point itself must lie in the window; the default, 2%, is the precision each point
   is simulated to, so on a flat top the peak is where the top begins, not wherever the noise puts
   the maximum.
@@ -103,7 +104,8 @@ class PeakAt(_Check):
 
     def evaluate(self, curves: Curves, fmt: Formatter = plain) -> ShapeOutcome:
         """Peak position against [threads / factor, threads x factor]: where the curve reaches its
-        plateau (its first point within ``plateau`` of the maximum) lies in the window. Until
+        top (the first of the consecutive points within ``plateau`` of the maximum that hold it)
+        lies in the window. Until
         session 24 any point of the plateau would do, so a curve level from well before the window
         passed (an honesty review); until session 31 the maximum inside the window also did, which
         on a level curve is where the noise puts it (the edr-2019 write peak's verdict turned when
@@ -111,11 +113,20 @@ class PeakAt(_Check):
         curve = curves[self.op]
         best = max(curve, key=lambda t: curve[t])
         low, high = self.threads / self.within_factor, self.threads * self.within_factor
-        top = sorted(t for t, v in curve.items() if v >= curve[best] * (1.0 - self.plateau))
+        # The top: the run of consecutive points within the plateau of the maximum that holds it (a
+        # point as high before a dip is another peak, not where this one's top begins).
+        order = sorted(curve)
+        level = curve[best] * (1.0 - self.plateau)
+        first = last = order.index(best)
+        while first > 0 and curve[order[first - 1]] >= level:
+            first -= 1
+        while last + 1 < len(order) and curve[order[last + 1]] >= level:
+            last += 1
+        top = order[first : last + 1]
         passed = low <= top[0] <= high
         where = f"at {best} threads"
         if len(top) > 1:
-            where += f" (within {self.plateau:.0%} of it at {', '.join(str(t) for t in top)})"
+            where += f", its top (within {self.plateau:.0%} of it) from {top[0]} threads ({', '.join(map(str, top))})"
         return ShapeOutcome(passed, f"predicted peak {fmt(curve[best])} {where}; wanted {low:g}..{high:g} threads")
 
 

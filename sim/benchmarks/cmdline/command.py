@@ -220,7 +220,8 @@ def command_mismatches(workload: AnyWorkload) -> list[str]:
             )
         if isinstance(workload, Workload) and isinstance(parsed, Workload) and not swept & _SIZE_FLAGS:
             size = parsed.file_size or 0.0
-            other = next((t for t in workload.threads if workload.file_size_for(t) != size), None)
+            # Both as the benchmark runs them: an IOzone file in whole records (-s 1500k -r 1m is one).
+            other = next((t for t in workload.threads if workload.file_size_for(t) != parsed.file_size_for(t)), None)
             if other is not None:
                 problems.append(
                     f"{where} gives {_shown('record_size', size)} per thread (a number, not a variable), the "
