@@ -190,3 +190,16 @@ def test_collection_keys_and_tagged_collections_are_located() -> None:
         (5, "c", "the tag !!python/object:os.system is not supported; write a plain mapping or list"),
         (6, "d", "the tag !!omap is not supported; write a plain mapping or list"),
     ]  # !!map is the plain mapping's own tag
+
+
+def test_a_merge_key_is_refused_at_its_own_line() -> None:
+    """YAML 1.1's << merges another mapping's keys in, which would hide where a value is written;
+    it is refused where the << is (until session 31, at the line of the mapping holding it)."""
+    text = "name: x\nbase: &b {count: 2}\nservers:\n  - name: s\n    <<: *b\n"
+    assert _problems(text) == [
+        (
+            5,
+            "servers[0]",
+            "YAML merge keys ('<<') are not supported; write the keys out (a topology's servers can share a template)",
+        )
+    ]

@@ -222,8 +222,10 @@ def _construct_collection(
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 problems.append(
-                    smap.problem(
-                        path,
+                    Problem(  # at the << itself, not at the mapping that holds it
+                        smap.file,
+                        key_node.start_mark.line + 1,
+                        format_path(path),
                         "YAML merge keys ('<<') are not supported; write the keys out (a topology's servers can "
                         "share a template)",
                     )
