@@ -881,3 +881,45 @@ def test_every_key_of_the_json_output_is_documented() -> None:
         "replications",
     } <= written
     assert sorted(written - workload_keys - documented) == []
+
+
+def test_a_read_only_output_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report is renamed over an existing file, which the folder allows even when the file is
+    read-only: such a file is refused first, as a shell's > refuses it (the fuzz review of session
+    31 found --report replacing a mode-444 file; root may write any file, hence the stand-in)."""
+    import sim.report.files as files
+    from sim.errors import PfssimError
+
+    target = tmp_path / "r.md"
+    target.write_text("old")
+    files.check_output_file(target, "--report")  # writable: accepted
+    monkeypatch.setattr(files.os, "access", lambda path, mode: Path(path) != target)
+    with pytest.raises(PfssimError, match=r"r\.md: --report: the file is not writable"):
+        files.check_output_file(target, "--report")
+
+
+def test_an_unreadable_parts_folder_is_said_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """glob() finds nothing in a folder it cannot read: every part then looked unknown (the fuzz
+    review of session 31). The folder is named instead."""
+    import sim.config.load as load
+
+    (tmp_path / "parts").mkdir()
+
+    def refused(path: object) -> list[str]:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(load.os, "listdir", refused)
+    catalogue, problems = load.load_catalogue(tmp_path / "parts")
+    assert [(p.file, p.message) for p in problems] == [
+        (str(tmp_path / "parts"), "cannot read the parts catalogue folder: Permission denied")
+    ]
+
+
+def test_empty_paths_and_several_unknown_systems_are_told() -> None:
+    for command in (["show", ""], ["validate", str(ROOT / "topologies" / "beegfs-hdr100.yaml"), " "], ["run", ""]):
+        result = run_cli(*command)
+        assert result.code == 2 and "an empty path; give a YAML file" in result.stderr, result.stderr
+    result = run_cli("reproduce", "nosuch", "other")
+    assert result.code == 2 and "unknown systems 'nosuch', 'other'" in result.stderr
+    result = run_cli("reproduce", "nosuch")
+    assert result.code == 2 and "unknown system 'nosuch';" in result.stderr

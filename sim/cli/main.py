@@ -53,6 +53,14 @@ class _Parser(argparse.ArgumentParser):
         super()._print_message(message, file)
 
 
+def _file_path(text: str) -> Path:
+    """A file argument: an empty one is refused as such (``Path("")`` is the current folder, which
+    would be reported as a folder named ".")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a YAML file")
+    return Path(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pfssim",
@@ -62,14 +70,14 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     show = commands.add_parser("show", help="summarise a topology: parts, targets, capacity, ceilings")
-    show.add_argument("topology", type=Path, help="a topology YAML file")
+    show.add_argument("topology", type=_file_path, help="a topology YAML file")
     show.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
     validate = commands.add_parser("validate", help="check topology and workload files; exit 2 listing problems found")
-    validate.add_argument("files", type=Path, nargs="+", help="topology or workload YAML files")
+    validate.add_argument("files", type=_file_path, nargs="+", help="topology or workload YAML files")
 
     run = commands.add_parser("run", help="simulate benchmarks on a topology and predict their curves")
-    run.add_argument("topology", type=Path, help="a topology YAML file")
+    run.add_argument("topology", type=_file_path, help="a topology YAML file")
     run.add_argument(
         "--workload",
         action="append",
@@ -394,9 +402,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         check_plot_path(args.plot)
     if not 0 < args.precision < 1:
-        raise PfssimError("--precision must be above 0 and below 1 (0.02 is +-2%)")
+        raise PfssimError("--precision: must be above 0 and below 1 (0.02 is +-2%)")
     if args.workers < 1:
-        raise PfssimError("--workers must be at least 1")
+        raise PfssimError("--workers: must be at least 1")
     total = sum(len(w.point_ops) * len(w.threads) for w in workloads) * args.replications
     with _progress() as progress:
         task = progress.add_task(f"simulating {system.name}", total=total)
@@ -460,7 +468,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         if args.report is not None and args.plots.absolute() == args.report.absolute():
             raise PfssimError(f"{args.plots}: --plots and --report name the same path; give each its own")
     if args.workers < 1:
-        raise PfssimError("--workers must be at least 1")
+        raise PfssimError("--workers: must be at least 1")
     select(load_datasets(), args.systems)  # unknown system names: exit 2 before simulating
     # The figures' files too: a folder in the way or a name too long must not cost the run.
     names = figure_names(args.systems or None)

@@ -6,6 +6,7 @@ reads ``file:line path: what is wrong``. All problems of a file are collected be
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -289,6 +290,10 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
                 "parts catalogue folder not found (a topology reads its parts from the parts/ folder beside it)",
             )
         ]
+    try:
+        os.listdir(directory)  # glob() says nothing of a folder it cannot read: it finds no file
+    except OSError as exc:
+        return catalogue, [Problem(str(directory), None, "", f"cannot read the parts catalogue folder: {exc.strerror}")]
     for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")]):
         try:
             data, smap = load_yaml(path)

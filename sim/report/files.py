@@ -67,6 +67,10 @@ def check_output_file(path: Path, option: str) -> None:
     check_output_names(path.parent, [path.name], option)  # first: a name too long fails is_dir()
     if path.is_dir():
         raise PfssimError(f"{path}: {option}: this is a folder; give a file name")
+    # An existing file is replaced by renaming a new one over it, which its folder's permissions
+    # allow even when the file itself is read-only: refuse it, as a shell's > would.
+    if path.exists() and not os.access(path, os.W_OK):
+        raise PfssimError(f"{path}: {option}: the file is not writable")
     _creatable(path.absolute().parent, path, option)
 
 

@@ -94,7 +94,8 @@ def select(datasets: Sequence[Dataset], systems: Sequence[str] | None) -> list[D
     unknown = [s for s in systems if s not in by_name]
     if unknown:
         known = ", ".join(d.system for d in datasets)
-        raise PfssimError(f"unknown system {', '.join(repr(s) for s in unknown)}; known systems: {known}")
+        names = ", ".join(repr(s) for s in unknown)
+        raise PfssimError(f"unknown system{'s' if len(unknown) > 1 else ''} {names}; known systems: {known}")
     return [by_name[s] for s in dict.fromkeys(systems)]
 
 
