@@ -161,7 +161,7 @@ class PointResult:
     @property
     def above_ceiling(self) -> bool:
         """Whether the whole interval lies above the hardware ceiling."""
-        return self.ceiling_Bps is not None and self.ci_low > self.ceiling_Bps * (1.0 + 1e-9)
+        return _above(self.ceiling_Bps, self.ci_low)
 
     @property
     def limit(self) -> str:
@@ -577,15 +577,21 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
 _CEILINGS: dict[tuple[int, str, frozenset[str]], tuple[System, float]] = {}
 
 
+def clients_used(system: System, workload: AnyWorkload, threads: int) -> frozenset[str]:
+    """The clients ``threads`` threads of the workload run on (all of them once every client has
+    one; :meth:`Workload.clients_needed`)."""
+    if not isinstance(workload, Workload):
+        return frozenset(system.clients)
+    return frozenset(system.clients[: workload.clients_needed(threads, len(system.clients))])
+
+
 def hardware_ceiling(system: System, workload: AnyWorkload, op: str, threads: int) -> float | None:
     """The most a bandwidth point (IOzone or IOR, sequential read or write) can move: the max-flow
-    of ``pfssim show`` from the clients its threads run on (:meth:`Workload.clients_needed`, as the
-    plots' step line), or None for a rate of operations."""
+    of ``pfssim show`` from the clients its threads run on (:func:`clients_used`, the plots' step
+    line), or None for a rate of operations."""
     if not isinstance(workload, Workload) or op not in ("read", "write") or "random" in workload.benchmark:
         return None
-    clients = frozenset(
-        system.clients[: min(workload.clients_needed(threads, len(system.clients)), len(system.clients))]
-    )
+    clients = clients_used(system, workload, threads)
     key = (id(system), op, clients)
     if key not in _CEILINGS:
         _CEILINGS[key] = (system, max_flow_bound(system, op, clients).Bps)
@@ -829,7 +835,7 @@ def _steady_point(
                 scale *= sum(span / (span + c) for c in times) / len(times)
                 open_close = sum(times) / len(times)
         ci_low, ci_high = estimate.low * scale, estimate.high * scale
-        ceiling = hardware_ceiling(system, workload, op, threads) if not mdtest and not ctx.random else None
+        ceiling = hardware_ceiling(system, workload, op, threads)
         if factor is not None and estimate.mean > 0:
             # The factor's own interval (from the spread of a finite number of tasks) and the aggregate
             # rate's are independent estimates with small relative errors: their margins add in

@@ -6,12 +6,11 @@ import io
 from pathlib import Path
 from textwrap import fill
 
+from sim.benchmarks.driver import clients_used, hardware_ceiling
 from sim.benchmarks.result import RunResult
-from sim.config.workload import Workload
 from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_atomic
 from sim.report.run import workload_title
-from sim.topology.bounds import max_flow_bound
 
 FORMATS = {".png": "png", ".svg": "svg"}
 
@@ -25,26 +24,6 @@ def check_plot_path(path: Path) -> None:
     if path.suffix.lower() not in FORMATS:
         raise PfssimError(f"{path}: --plot: the plot file must end in .png or .svg")
     check_output_file(path, "--plot")
-
-
-def _clients_used(result: RunResult, workload: object, threads: int) -> frozenset[str]:
-    """The clients ``threads`` of the workload run on (all of them once every client has one)."""
-    clients = result.system.clients
-    if not isinstance(workload, Workload):
-        return frozenset(clients)
-    return frozenset(clients[i] for i in range(min(workload.clients_needed(threads, len(clients)), len(clients))))
-
-
-#: Ceilings from some of the clients, by (op, the clients).
-CeilingCache = dict[tuple[str, frozenset[str]], float]
-
-
-def _ceiling(result: RunResult, op: str, clients: frozenset[str], cache: CeilingCache) -> float:
-    """The max-flow ceiling of ``op`` from ``clients`` alone (cached by client set)."""
-    key = (op, clients)
-    if key not in cache:
-        cache[key] = max_flow_bound(result.system, op, clients).Bps
-    return cache[key]
 
 
 def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib is imported lazily)
@@ -63,7 +42,6 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
 
     workloads = result.workloads
     ceilings: dict[str, float] = {}  # pfssim show's, by op (and "op even" where lower)
-    by_clients: CeilingCache = {}  # for thread counts that leave clients idle
     fig, axes = plt.subplots(len(workloads), 1, figsize=(7, 3.6 * len(workloads)), squeeze=False)
     for ax, workload in zip(axes[:, 0], workloads, strict=True):
         for op in workload.point_ops:
@@ -97,7 +75,7 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                     for side in ("read", "write"):  # striped data: the even-share ceiling, when lower
                         if summary.even_differs(side):
                             ceilings[f"{side} even"] = (summary.read_even if side == "read" else summary.write_even).Bps
-                used = [_clients_used(result, workload, t) for t in x]
+                used = [clients_used(result.system, workload, t) for t in x]
                 if all(len(u) == len(result.system.clients) for u in used):
                     ax.axhline(
                         ceilings[op] / scale,
@@ -109,7 +87,7 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                 else:  # the clients the threads run on, at each thread count
                     ax.plot(
                         x,
-                        [_ceiling(result, op, u, by_clients) / scale for u in used],
+                        [(hardware_ceiling(result.system, workload, op, t) or 0.0) / scale for t in x],
                         color=color,
                         linestyle="--",
                         linewidth=0.8,
