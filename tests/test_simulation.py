@@ -1116,3 +1116,51 @@ def test_replications_above_the_ceiling_are_not_converged() -> None:
     assert not combine_replications(runs, Precision(replications=3)).converged  # 100 +- 1.2, all above 95
     runs = [replace(run, ceiling_Bps=200.0) for run in runs]
     assert combine_replications(runs, Precision(replications=3)).converged
+
+
+def _tiny_pools(tmp_path: Path, connections: int, workers: int) -> Path:
+    """tiny.yaml with ``connections`` per client to the storage service and ``workers`` on its target."""
+    text = TINY.read_text()
+    for old, new in (
+        ("workers: {meta: 4, storage: 8}", f"workers: {{meta: 4, storage: {workers}}}"),
+        ("client: 8}", f"client: {connections}}}"),
+    ):
+        assert text.count(old) == 1, "test fixture out of date"
+        text = text.replace(old, new)
+    folder = tmp_path / f"c{connections}w{workers}"
+    folder.mkdir()
+    (folder / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = folder / "tiny.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_innermost_full_pool_is_named(tmp_path: Path) -> None:
+    # Two clients of 6 connections each (12) onto one target of 8 workers, 64 random readers: both
+    # kinds of pool are full and waited for. A connection holds its slot while its request queues
+    # for a worker, so the workers hold the rate: more connections change nothing, more workers
+    # raise it. The workers are named, though a client's pool has fewer slots (6 < 8), which the
+    # rule before session 32 named.
+    workload = _workload("iozone_random_nn", "4 KiB")
+    base = run_point(load_system(_tiny_pools(tmp_path, 6, 8)), workload, "random_read", 64, seed=1)
+    assert base.bottleneck == "storage.numa0.target0.workers", base.bottleneck
+    assert base.pool_occupancy["client0->storage.numa0.storage0"] >= 0.9  # full too, and not named
+    more_connections = run_point(load_system(_tiny_pools(tmp_path, 12, 8)), workload, "random_read", 64, seed=1)
+    assert more_connections.value == pytest.approx(base.value, rel=0.03)
+    more_workers = run_point(load_system(_tiny_pools(tmp_path, 6, 16)), workload, "random_read", 64, seed=1)
+    assert more_workers.value > 1.3 * base.value
+    assert more_workers.bottleneck.startswith("client"), more_workers.bottleneck  # now the connections
+
+
+def test_no_step_where_the_threads_outgrow_the_client_cores(tmp_path: Path) -> None:
+    # Two 40-core clients: at 80 threads each client's CPU time is a plain delay, at 82 a queue of
+    # 40 servers that never fills. Both come before the call takes a connection or a worker, so a
+    # rate held by the workers is the same on both sides (until session 32 the delay rode on the
+    # call's transfer, holding the connection and, for a read, the worker: 46.8K then 49.8K IOPS).
+    system = load_system(_tiny_pools(tmp_path, 6, 8))
+    assert system.client_cores == {"client0": 40, "client1": 40}, "test fixture out of date"
+    workload = _workload("iozone_random_nn", "4 KiB")
+    below = run_point(system, workload, "random_read", 80, seed=1)
+    above = run_point(system, workload, "random_read", 82, seed=1)
+    assert below.bottleneck == above.bottleneck == "storage.numa0.target0.workers"
+    assert below.value == pytest.approx(above.value, rel=0.02)

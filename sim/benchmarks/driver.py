@@ -423,13 +423,18 @@ def _utilization(
             if platform.pools[name].visits - visits0.get(name, 0) >= MIN_BOTTLENECK_VISITS
         }
         # A request can hold one pool's slot while it queues for another's (a client connection while
-        # it waits for a server worker), so the outer pool looks full too: name the tightest.
+        # it waits for a server worker), so the outer pool looks full too: name the innermost full
+        # pool (the highest ``stage``), whose waiters hold the outer ones; among pools of one stage,
+        # the one with the fewest slots. (Until session 32 the fewest slots of all: a client's 24
+        # connections were named over a target's 32 workers that four clients' 96 waited for, and
+        # more connections changed nothing.)
         # Full and waited for: a pool whose every user holds a slot of its own (one thread, one
         # connection) is always full, but no request ever waits for it and more slots change nothing.
         waited = {n: platform.pools[n].waits - (waits0 or {}).get(n, 0) for n in occupancy}
         full = [n for n, held in occupancy.items() if held >= POOL_FULL and waited[n] > 0]
         if full:
-            tightest = min(full, key=lambda n: (platform.pools[n].size, -occupancy[n], n))
+            pools_ = platform.pools
+            tightest = min(full, key=lambda n: (-pools_[n].stage, pools_[n].size, -occupancy[n], n))
             utilization[tightest] = occupancy[tightest]
             bottleneck = tightest
         elif not bottleneck or utilization[bottleneck] < LATENCY_BOUND_UTILIZATION:

@@ -241,12 +241,28 @@ class Pool:
     at ``t``), and a timer is set only while someone waits for a slot. A holder whose end is
     computed at arrival (a :class:`Station` booking) thus costs the pool nothing in events."""
 
-    __slots__ = ("env", "name", "size", "used", "queue", "visits", "waits", "_area", "_since", "_due", "_timer_at")
+    __slots__ = (
+        "env",
+        "name",
+        "size",
+        "stage",
+        "used",
+        "queue",
+        "visits",
+        "waits",
+        "_area",
+        "_since",
+        "_due",
+        "_timer_at",
+    )
 
-    def __init__(self, env: simpy.Environment, name: str, size: int) -> None:
+    def __init__(self, env: simpy.Environment, name: str, size: int, stage: int = 0) -> None:
         self.env = env
         self.name = name
         self.size = size
+        # Where on a request's path the pool is taken: a request holds its slots of lower stages
+        # while it waits for this one (a client's connection while it queues for a server's worker).
+        self.stage = stage
         self.used = 0
         self.queue: deque[Event] = deque()
         self.visits = 0

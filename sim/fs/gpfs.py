@@ -434,7 +434,9 @@ class NsdPaths:
         fs = system.spec.filesystem
         assert isinstance(fs, GpfsSpec)
         nsd_threads = gpfs_nsd_threads(fs, "max_worker")
-        self.threads = {s.name: ctx.platform.pool(f"{s.name}.threads", nsd_threads) for s in system.services.values()}
+        self.threads = {
+            s.name: ctx.platform.pool(f"{s.name}.threads", nsd_threads, stage=2) for s in system.services.values()
+        }
         self.cpu = value("gpfs_nsd_block_cpu_s")
         self.routes: dict[tuple[str, str, str], Route] = {}
         # A LUN's large requests are served by the threads of its own NSD queue (nsdThreadsPerQueue):
@@ -478,7 +480,7 @@ class NsdPaths:
         if size > self.small_io:
             queue = self.queues.get(nsd)
             if queue is None:
-                queue = self.queues[nsd] = platform.pool(f"{nsd}.nsd-queue", self.queue_threads)
+                queue = self.queues[nsd] = platform.pool(f"{nsd}.nsd-queue", self.queue_threads, stage=1)
             wait = queue.acquire()
             if wait is not None:
                 yield wait

@@ -120,9 +120,11 @@ class Platform:
         for controller in self.controllers.values():
             controller.drop()
 
-    def pool(self, name: str, size: int) -> Pool:
-        """A pool of ``size`` slots (workers, connections, threads), registered for reporting."""
-        pool = self.pools[name] = Pool(self.env, name, size)
+    def pool(self, name: str, size: int, stage: int = 0) -> Pool:
+        """A pool of ``size`` slots (workers, connections, threads), registered for reporting;
+        ``stage`` orders the pools of a request's path (:class:`Pool`), for naming the full one
+        that holds the rate."""
+        pool = self.pools[name] = Pool(self.env, name, size, stage)
         return pool
 
     def all_stations(self) -> dict[str, Station]:
