@@ -1164,3 +1164,25 @@ def test_no_step_where_the_threads_outgrow_the_client_cores(tmp_path: Path) -> N
     above = run_point(system, workload, "random_read", 82, seed=1)
     assert below.bottleneck == above.bottleneck == "storage.numa0.target0.workers"
     assert below.value == pytest.approx(above.value, rel=0.02)
+
+
+def test_a_zone_with_two_hcas_deals_them_to_the_threads_that_reach_it(tmp_path: Path) -> None:
+    # beegfs-hdr100 with two HCAs in every server zone, 64 IOzone writers: the round-robin stripes
+    # of three targets put only odd threads (11, 19, 31, 39, 51, 59) on the metadata server's
+    # storage zone. Dealt by the thread's own index, all of them took the zone's second HCA and the
+    # first carried nothing (until session 32); dealt by their turn among the threads that reach
+    # the service, each HCA takes three.
+    from sim.benchmarks.workloads import find_workload
+
+    one = "hcas:\n          - {part: connectx6-hdr100, switch: ib}\n"  # a server zone's (deeper than a client's)
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    assert text.count(one) == 3, "test fixture out of date"
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "two-hcas.yaml"
+    path.write_text(text.replace(one, one + "          - {part: connectx6-hdr100, switch: ib}\n"))
+    point = run_point(load_system(path), find_workload("beegfs-hp-iozone-seq"), "write", 64, seed=1)
+    servers = {n: u for n, u in point.utilization.items() if n.endswith(".rx") and n.split(".")[0] != "mgmt"}
+    servers = {n: u for n, u in servers.items() if not n.startswith(("r840", "c6420"))}
+    assert len(servers) == 22  # 11 storage zones x 2 HCAs (the metadata zone moves no file data)
+    assert servers["meta.numa1.hca0.rx"] == pytest.approx(servers["meta.numa1.hca1.rx"], rel=0.2)
+    assert min(servers.values()) > 0.3, servers

@@ -32,6 +32,7 @@ from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
 from sim.fs.settings import beegfs_conn_max, beegfs_storage_workers
 from sim.params import value
+from sim.topology.model import Service
 
 
 def file_stripe(fs: BeeGFSSpec, workload: Workload, available: int) -> tuple[float, int]:
@@ -75,6 +76,7 @@ class BeeGFSModel:
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], Route] = {}
         self.routes_by_hcas: dict[tuple[str, str, str], Route] = {}
+        self.hca_ranks: dict[str, dict[int, int]] = {}  # service -> thread -> its turn (_server_hca_turn)
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.shared = self.workload.shared_file
         self.files = self._create_files()
@@ -375,7 +377,7 @@ class BeeGFSModel:
             if conn is None:
                 conn = self.conns[conn_key] = ctx.platform.pool(f"{client}->{service.name}", self.conn_limit)
             client_hca = ctx.client_hca(t, service.hcas)
-            server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
+            server_hca = platform.pick_server_hca(client_hca, service.hcas, self._server_hca_turn(t, service))
             # Threads of one client that reach the target through the same pair of HCAs share a route.
             shared = (client_hca, server_hca, target)
             route = self.routes_by_hcas.get(shared)
@@ -389,6 +391,28 @@ class BeeGFSModel:
                 )
             self.routes[key] = route
         return route
+
+    def _server_hca_turn(self, t: int, service: Service) -> int:
+        """Thread ``t``'s turn among the threads whose files reach ``service`` from its client HCA's
+        switch, which deals the service's HCAs to them in turn (:meth:`Platform.pick_server_hca`).
+
+        Dealt by the thread's own index, the HCAs of a zone could alias with the layout: on
+        beegfs-hdr100 with two HCAs per zone, the round-robin stripes put only odd threads on the
+        metadata server's storage zone at 64 threads, and one of its HCAs carried nothing."""
+        turns = self.hca_ranks.get(service.name)
+        if turns is None:
+            ctx = self.ctx
+            switch_of = ctx.system.hca_switch
+            mine = {target for target, owner in self.service_of.items() if owner is service}
+            counts: dict[str, int] = {}
+            turns = self.hca_ranks[service.name] = {}
+            for u, f in enumerate(self.files):
+                if mine.isdisjoint(f.targets):
+                    continue
+                switch = switch_of[ctx.client_hca(u, service.hcas)]
+                turns[u] = counts.get(switch, 0)
+                counts[switch] = turns[u] + 1
+        return turns[t]
 
     def _storage(self, target: str, op: str, offset: float, size: float, route: Route) -> Event:
         """Memory <-> device: the server's PCIe/SAS hops alongside the target I/O."""
