@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 import pytest
 import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from simpy.events import Event
 
 from sim.config.parts import Drive
@@ -930,3 +932,71 @@ def test_an_hdd_reads_and_writes_at_its_own_rate_for_each(slow: str) -> None:
         inner = part.inner_seq_rate
         assert times[op] == pytest.approx(size / (rate - (rate - inner) * size / part.capacity), rel=1e-12)
     assert times[slow] > times["write" if slow == "read" else "read"]
+
+
+def test_parity_reads_go_to_the_rotated_data_member_at_its_row() -> None:
+    """A 4 KiB read at the start of stripe 10 of RAID6 8+2 (512 KiB chunks, 4 MiB stripes): P and Q
+    of stripe 10 sit on members 0 and 1 (10 mod 10 and the next), its first data chunk on member 2,
+    10 chunks into that member. Stripe 10 is the first of the second parity cycle, whose reads are
+    those of the first cycle moved by the cycle's 10 chunks on each member (memoised)."""
+    env = simpy.Environment()
+    raid, members = _parity_raid(env)
+    su, stripe = 512 * 1024, 8 * 512 * 1024
+    assert raid._read_pieces(0, 4096) == [(2, 0, 4096)]
+    assert raid._read_pieces(10 * stripe, 4096) == [(2, 10 * su, 4096)]
+    assert raid._read_pieces(13 * stripe + 3 * su, 4096) == [(8, 13 * su, 4096)]  # (13 + 2 + 3) mod 10
+    env.run(until=raid.io("read", 13 * stripe + 3 * su, 4096))
+    assert [m.bytes["read"] for m in members] == [0] * 8 + [4096, 0]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.integers(min_value=0, max_value=40 * 8 * 512 * 1024),
+    st.integers(min_value=1, max_value=3 * 8 * 512 * 1024),
+)
+def test_a_parity_reads_memoised_split_is_the_split_itself(offset: int, size: int) -> None:
+    env = simpy.Environment()
+    raid, _ = _parity_raid(env)
+    k = raid.data
+    expected = raid._stripe(offset, size, k, lambda c: (raid._data_member(c // k, c % k), c // k))
+    assert raid._read_pieces(offset, size) == expected
+    assert raid._read_pieces(offset, size) == expected  # again, from the memo
+
+
+def test_an_hdd_sees_its_ncq_depth_and_queues_the_rest_in_arrival_order() -> None:
+    """hdd_ncq_depth (32) commands are visible to the drive's scheduler; the first of 40 submitted at
+    once starts at once, 32 wait where the drive can pick among them, and 7 wait in arrival order
+    beyond them. When one ends, the oldest of those 7 becomes visible."""
+    from sim.params import value
+
+    env = simpy.Environment()
+    drive = HddDrive(env, "hdd", HDD, Stream(3, "hdd"))
+    assert drive.depth == int(value("hdd_ncq_depth")) == 32
+    events = [drive.io("read", float(i) * 1e10, 4096) for i in range(40)]
+    assert drive.busy and len(drive.commands) == 32 and len(drive.waiting) == 7
+    oldest_waiting = drive.waiting[0][2][0]
+    env.run(until=events[0])  # the first command started is the first to end
+    assert len(drive.commands) == 32 and len(drive.waiting) == 6
+    assert oldest_waiting in {command[0] for command in drive.commands}
+
+
+class _SmallCacheController:
+    """A controller whose write cache holds ten full stripes per virtual disk."""
+
+    def dirty_bytes_per_vdisk(self) -> float:
+        return 10 * 8 * 512 * 1024.0
+
+
+def test_a_cache_too_small_for_two_rounds_of_destages_still_holds_two() -> None:
+    """The sort window is ``me4_cache_entries_per_vdisk`` entries, fewer if the controller's cache
+    holds fewer writes of the workload's size, but never fewer than twice the destages in flight
+    (32 full stripes on RAID6 8+2): a cache of ten stripes works as one of 64 entries, so that
+    destages above the flush watermark keep every member's queue full."""
+    env = simpy.Environment()
+    raid, _ = _parity_raid(env)
+    cache = WriteBackCache(env, raid, _SmallCacheController())  # type: ignore[arg-type]
+    offsets = iter(range(0, 10**15, 8 * 512 * 1024))
+    cache.prefill(lambda: (float(next(offsets)), 8 * 512 * 1024.0))
+    assert cache.destagers == 32
+    assert cache.entries == 64
+    assert cache.held + cache.active == 64

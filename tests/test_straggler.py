@@ -150,3 +150,39 @@ def test_the_factors_interval_covers_the_true_factor_95_percent_of_the_time() ->
         _, low, high = last_task_interval(amounts, window, work)
         inside += low <= true <= high
     assert 0.92 <= inside / trials <= 0.98
+
+
+def _patched_point(monkeypatch: pytest.MonkeyPatch, benchmark: str, factor: float, times: list[float] | None):  # noqa: ANN202
+    """One point of tiny.yaml's 1 MiB writes at 2 threads, seed 5, with the last-task factor and
+    the timed opens and closes replaced (neither changes what is simulated)."""
+    from sim.benchmarks import driver
+
+    monkeypatch.setattr(driver, "last_task_interval", lambda per_task, window, work: (factor, factor, factor))
+    monkeypatch.setattr(driver, "_handle_seconds", lambda *args: times)
+    workload = find_workload("beegfs-hp-iozone-seq").model_copy(update={"name": "w", "benchmark": benchmark})
+    return run_point(load_system(ROOT / "tests" / "data" / "tiny.yaml"), workload, "write", 2, seed=5, check=False)
+
+
+def test_an_ior_value_is_the_aggregate_times_the_factor_and_over_the_first_open_to_the_last_close(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    whole = _patched_point(monkeypatch, "ior_seq_n1", 1.0, None)
+    half = _patched_point(monkeypatch, "ior_seq_n1", 0.5, None)
+    assert half.value == pytest.approx(0.5 * whole.value, rel=1e-12)
+    assert half.last_task_factor == 0.5 and half.open_close_s is None
+    # IOR's clock runs from the first open to the last close: the slowest task's opens and closes.
+    timed = _patched_point(monkeypatch, "ior_seq_n1", 0.5, [0.2, 3.0])
+    assert timed.open_close_s == 3.0
+    total = 2 * timed.work_per_task
+    span = total / half.value  # the transfers' own time at the factor's rate
+    assert timed.value == pytest.approx(total / (span + 3.0), rel=1e-12)
+
+
+def test_an_iozone_value_adds_each_childs_rate_over_its_records_and_handles(monkeypatch: pytest.MonkeyPatch) -> None:
+    bare = _patched_point(monkeypatch, "iozone_seq_nn", 0.5, None)
+    assert bare.last_task_factor is None  # IOzone has no last-task rule: the factor is not used
+    timed = _patched_point(monkeypatch, "iozone_seq_nn", 0.5, [0.2, 3.0])
+    assert timed.open_close_s == pytest.approx(1.6)
+    span = 2 * timed.work_per_task / bare.value
+    expected = bare.value * (span / (span + 0.2) + span / (span + 3.0)) / 2
+    assert timed.value == pytest.approx(expected, rel=1e-12)
