@@ -165,6 +165,11 @@ def test_data_replicas_write_every_block_on_that_many_nsds(tmp_path) -> None:  #
     assert capacity(two).usable_B == pytest.approx(capacity(one).usable_B / 2)
     assert max_flow_bound(two, "write").Bps == pytest.approx(max_flow_bound(one, "write").Bps / 2)
     assert max_flow_bound(two, "read").Bps == max_flow_bound(one, "read").Bps
+    # The ceiling with every NSD taking an equal share (striping's) halves too.
+    from sim.topology.bounds import even_share_bound
+
+    assert even_share_bound(two, "write").Bps == pytest.approx(even_share_bound(one, "write").Bps / 2)
+    assert even_share_bound(two, "read").Bps == pytest.approx(even_share_bound(one, "read").Bps)
     workload = find_workload("pixstor-iozone-seq")
     write = run_point(two, workload, "write", 64, seed=2)
     assert write.value == pytest.approx(22e9 / 2, rel=0.02)
@@ -396,7 +401,7 @@ def test_sequential_direct_writes_start_with_whole_stripes_in_the_caches(allocat
     random = build_model(system, find_workload("pixstor-iozone-random"), "random_write", 64)
     random.prefill_caches()
     partial = [c for ctl in random.ctx.platform.controllers.values() for v, c in ctl.caches.items() if v in random.nsds]
-    assert all(not c.full and len(c.order) == c.held for c in partial)
+    assert partial and all(not c.full and len(c.order) == c.held for c in partial)
 
 
 def test_a_write_load_the_destages_keep_up_with_leaves_the_caches_at_their_watermark() -> None:
@@ -461,3 +466,46 @@ def test_a_pilot_whose_cache_fills_stops_at_the_first_batch_that_shows_it(monkey
     with pytest.raises(driver._CacheFilled):
         driver._steady_point(system, workload, "random_write", 8, 1, driver.DEFAULT_PRECISION, 0.5)
     assert 1 < len(marks) <= driver.DEFAULT_PRECISION.min_batches // 2
+
+
+def test_cluster_allocation_lays_each_files_blocks_in_order_on_each_nsd(tmp_path: Path) -> None:
+    """With cluster allocation a file's blocks go round the NSDs from the file's first NSD, and on
+    each NSD they follow one another: block b of thread t's file sits in slot t x 7919 + b // d of
+    its NSD (d NSDs; 7919 keeps different files' runs apart). Scattered allocation draws the slot."""
+    system = _pixstor_variant(tmp_path, "  allocation: scattered\n", "  allocation: cluster\n", "cluster.yaml")
+    model = build_model(system, find_workload("pixstor-iozone-seq"), "write", 2)
+    d = len(model.nsds)
+    stream = model.ctx.streams("test")
+    nsd = model.nsds[0]
+    slots = int(model.ctx.platform.raids[nsd].capacity // model.block)
+    assert [model._slot(0, nsd, k * d, None, stream) for k in range(4)] == [0, 1, 2, 3]
+    assert [model._slot(1, nsd, k * d + 5, None, stream) for k in range(3)] == [(7919 + k) % slots for k in range(3)]
+
+
+def test_each_file_starts_on_an_nsd_of_its_own_and_a_shared_file_on_one() -> None:
+    """Files created together start their block rounds on NSDs drawn per file (a seed's layout);
+    IOR's one shared file has one first NSD for every task."""
+    system = load_system(PIXSTOR)
+    nn = build_model(system, find_workload("pixstor-iozone-seq"), "write", 64)
+    assert len(set(nn.starts)) >= 16  # 64 draws over 32 NSDs
+    n1 = build_model(system, find_workload("pixstor-ior-n1"), "write", 64)
+    assert n1.shared and len(set(n1.starts)) == 1
+    # A thread's block b is on the NSD b places round from its file's first.
+    nsds = [nsd for nsd, _offset, _size in _first_blocks(nn, 5)]
+    assert nsds == [nn.nsds[(nn.starts[5] + b) % len(nn.nsds)] for b in range(3)]
+
+
+class _FirstUnit:
+    """A stream that always draws 0: a thread's units start at its file's first and slots at 0."""
+
+    def integer(self, count: int) -> int:
+        return 0
+
+
+def _first_blocks(model, t: int) -> list[tuple[str, float, float]]:  # noqa: ANN001 - a GPFS model
+    """The first unit of each of thread ``t``'s first three blocks, from the start of its file."""
+    from itertools import islice
+
+    per_block = max(int(model.block // model.unit), 1)
+    units = list(islice(model._units(t, _FirstUnit()), 3 * per_block))
+    return units[::per_block]
