@@ -1244,3 +1244,62 @@ def test_the_randomrobin_chooser_takes_roundrobins_targets_in_a_shuffled_order()
         orders.add(tuple(a.index(t) for t in b))
     assert len(orders) > 5  # the order is drawn
     assert state_a == state_b == [(50 * 4) % 33]
+
+
+SETTINGS = "  workers: {meta: 24, storage: 32}\n  conn_max_internode: {meta: 32, storage: 12, client: 24}\n"
+
+
+def _hdr100_pools(tmp_path: Path, workers: int, connections: int, meta_server_workers: int | None = None) -> Path:
+    """beegfs-hdr100 with ``workers`` per storage target, ``connections`` per client and storage
+    service, and optionally workers of their own for the metadata server's three storage services."""
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    services = "          - {kind: beegfs-storage, count: 3}\n"
+    assert text.count(SETTINGS) == 1 and text.count(services) == 1, "test fixture out of date"
+    text = text.replace(
+        SETTINGS,
+        SETTINGS.replace("storage: 32}", f"storage: {workers}}}").replace("client: 24}", f"client: {connections}}}"),
+    )
+    if meta_server_workers is not None:
+        text = text.replace(services, services.replace("count: 3}", f"count: 3, workers: {meta_server_workers}}}"))
+    folder = tmp_path / f"w{workers}c{connections}m{meta_server_workers}"
+    folder.mkdir()
+    (folder / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = folder / "beegfs-hdr100.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_few_hot_pools_are_not_named_over_the_family_that_holds_most_requests(tmp_path: Path) -> None:
+    # beegfs-hdr100 with 2 connections per client and storage service and 12 workers per target,
+    # 512 random readers. The metadata server's three storage services have one target each, so
+    # their targets' workers fill (and are waited for) while the connections hold the rate for the
+    # rest: most connection pools are full, 3 of 33 targets' workers are. The innermost-pool rule
+    # alone named those workers; more connections raise the rate far more than more workers.
+    from sim.benchmarks.workloads import find_workload
+
+    workload = find_workload("beegfs-hp-iozone-random")
+    base = run_point(load_system(_hdr100_pools(tmp_path, 12, 2)), workload, "random_read", 512, seed=1)
+    assert "->" in base.bottleneck, base.bottleneck  # a client's connections to a storage service
+    hot = [n for n, held in base.pool_occupancy.items() if n.endswith(".workers") and held >= 0.9]
+    assert hot and all(n.startswith("meta.") for n in hot), hot
+    connections = run_point(load_system(_hdr100_pools(tmp_path, 12, 4)), workload, "random_read", 512, seed=1)
+    workers = run_point(load_system(_hdr100_pools(tmp_path, 24, 2)), workload, "random_read", 512, seed=1)
+    assert connections.value > 1.12 * base.value
+    assert workers.value < 1.08 * base.value
+
+
+def test_a_family_of_full_pools_is_named_by_a_typical_pool_not_its_smallest(tmp_path: Path) -> None:
+    # 8 workers per target, 4 on the metadata server's three one-target storage services: at 1024
+    # random readers every target's workers are full. The 4-worker pools have the fewest slots
+    # (the rule before session 32 named them), but the setting that holds the rate is the 8 of the
+    # other 30 targets: doubling those raises the rate by far more than doubling the 4.
+    from sim.benchmarks.workloads import find_workload
+
+    workload = find_workload("beegfs-hp-iozone-random")
+    base = run_point(load_system(_hdr100_pools(tmp_path, 8, 24, 4)), workload, "random_read", 1024, seed=1)
+    assert base.bottleneck.endswith(".workers") and not base.bottleneck.startswith("meta."), base.bottleneck
+    assert base.pool_occupancy["meta.numa1.target0.workers"] >= 0.9  # full too, not named
+    others = run_point(load_system(_hdr100_pools(tmp_path, 16, 24, 4)), workload, "random_read", 1024, seed=1)
+    meta = run_point(load_system(_hdr100_pools(tmp_path, 8, 24, 8)), workload, "random_read", 1024, seed=1)
+    assert others.value > 1.5 * base.value
+    assert meta.value < 1.1 * base.value

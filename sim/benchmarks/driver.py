@@ -422,19 +422,12 @@ def _utilization(
             for name, held in pools.items()
             if platform.pools[name].visits - visits0.get(name, 0) >= MIN_BOTTLENECK_VISITS
         }
-        # A request can hold one pool's slot while it queues for another's (a client connection while
-        # it waits for a server worker), so the outer pool looks full too: name the innermost full
-        # pool (the highest ``stage``), whose waiters hold the outer ones; among pools of one stage,
-        # the one with the fewest slots. (Until session 32 the fewest slots of all: a client's 24
-        # connections were named over a target's 32 workers that four clients' 96 waited for, and
-        # more connections changed nothing.)
         # Full and waited for: a pool whose every user holds a slot of its own (one thread, one
         # connection) is always full, but no request ever waits for it and more slots change nothing.
         waited = {n: platform.pools[n].waits - (waits0 or {}).get(n, 0) for n in occupancy}
         full = [n for n, held in occupancy.items() if held >= POOL_FULL and waited[n] > 0]
         if full:
-            pools_ = platform.pools
-            tightest = min(full, key=lambda n: (-pools_[n].stage, pools_[n].size, -occupancy[n], n))
+            tightest = _tightest_pool(platform, full, visits0)
             utilization[tightest] = occupancy[tightest]
             bottleneck = tightest
         elif not bottleneck or utilization[bottleneck] < LATENCY_BOUND_UTILIZATION:
@@ -451,6 +444,50 @@ def _utilization(
     # as 1. More than rounding is left as it is, so that a part booked beyond its time (a bug in
     # the model) shows, and the tests that bound utilisation by 1 can catch it.
     return _rounded(utilization), bottleneck, _rounded(pools), tuple(sorted(n for n in utilization if n in off_path))
+
+
+#: A family of pools (the pools one setting sizes) whose full pools carry at least this share of
+#: its traffic holds most requests: see :func:`_tightest_pool`.
+POOL_FAMILY_MAJORITY = 0.5
+
+
+def _tightest_pool(platform: Platform, full: list[str], visits0: dict[str, int]) -> str:
+    """Of the full, waited-for pools ``full``, the one to name as the bottleneck.
+
+    A tuner changes a setting, which sizes a family of pools (every target's workers, every
+    client's connections to a service), so the families are compared first, by the share of
+    their traffic (slots taken in the window) that went through their full pools: a few hot
+    pools of one family (the three one-target services of beegfs-hdr100's metadata server) do not
+    hold a rate that another family's full pools hold for most requests. Of the families whose
+    full pools carry most of their traffic (:data:`POOL_FAMILY_MAJORITY`), the innermost is named
+    (the highest ``stage``): a request holds its outer pools' slots while it queues for it, so
+    the outer ones look full too, and more of their slots only add waiters; if none does, the
+    family with the largest share. Ties go to the family with the fewest slots in a pool. Within
+    the family, the full pool that took the most requests is named (a typical one, not a pool
+    that a setting of its own made smaller).
+
+    Until session 32 the pool with the fewest slots of all was named, and reviews found it naming
+    pools that more slots did not help: four clients' 24 connections each onto one target's 32
+    workers (doubling the connections changed nothing, the workers +70%), or a 4-worker target of
+    33 while the other 32 targets' 8 workers held the rate (+89% when doubled, +5% for the 4)."""
+    pools = platform.pools
+    visits = {name: pool.visits - visits0.get(name, 0) for name, pool in pools.items()}
+    families: dict[str, list[str]] = {}
+    for name in full:
+        families.setdefault(pools[name].family, []).append(name)
+    traffic: dict[str, int] = {}
+    for name, pool in pools.items():
+        if pool.family in families:
+            traffic[pool.family] = traffic.get(pool.family, 0) + visits[name]
+    share = {family: sum(visits[n] for n in names) / max(traffic[family], 1) for family, names in families.items()}
+    stage = {family: pools[names[0]].stage for family, names in families.items()}
+    smallest = {family: min(pools[n].size for n in names) for family, names in families.items()}
+    majority = [family for family in families if share[family] >= POOL_FAMILY_MAJORITY]
+    if majority:
+        chosen = max(majority, key=lambda f: (stage[f], share[f], -smallest[f], f))
+    else:
+        chosen = max(families, key=lambda f: (share[f], stage[f], -smallest[f], f))
+    return max(families[chosen], key=lambda n: (visits[n], pools[n].size, n))
 
 
 def _rounded(shares: dict[str, float]) -> dict[str, float]:

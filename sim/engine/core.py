@@ -246,6 +246,7 @@ class Pool:
         "name",
         "size",
         "stage",
+        "family",
         "used",
         "queue",
         "visits",
@@ -256,13 +257,15 @@ class Pool:
         "_timer_at",
     )
 
-    def __init__(self, env: simpy.Environment, name: str, size: int, stage: int = 0) -> None:
+    def __init__(self, env: simpy.Environment, name: str, size: int, stage: int = 0, family: str | None = None) -> None:
         self.env = env
         self.name = name
         self.size = size
         # Where on a request's path the pool is taken: a request holds its slots of lower stages
         # while it waits for this one (a client's connection while it queues for a server's worker).
         self.stage = stage
+        # The pools one setting sizes (every target's workers): a tuner changes a family, not one pool.
+        self.family = family or name
         self.used = 0
         self.queue: deque[Event] = deque()
         self.visits = 0

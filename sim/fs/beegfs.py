@@ -70,7 +70,12 @@ class BeeGFSModel:
         self.targets = ctx.system.storage_targets
         self.service_of = {t: ctx.system.services_of(t)[0] for t in self.targets}
         self.workers = {
-            t: ctx.platform.pool(f"{t}.workers", beegfs_storage_workers(ctx.system, self.service_of[t]), stage=1)
+            t: ctx.platform.pool(
+                f"{t}.workers",
+                beegfs_storage_workers(ctx.system, self.service_of[t]),
+                stage=1,
+                family="storage workers",
+            )
             for t in self.targets
         }
         self.conns: dict[tuple[str, str], Pool] = {}
@@ -375,7 +380,9 @@ class BeeGFSModel:
             conn_key = (client, service.name)
             conn = self.conns.get(conn_key)
             if conn is None:
-                conn = self.conns[conn_key] = ctx.platform.pool(f"{client}->{service.name}", self.conn_limit)
+                conn = self.conns[conn_key] = ctx.platform.pool(
+                    f"{client}->{service.name}", self.conn_limit, family="client connections"
+                )
             client_hca = ctx.client_hca(t, service.hcas)
             server_hca = platform.pick_server_hca(client_hca, service.hcas, self._server_hca_turn(t, service))
             # Threads of one client that reach the target through the same pair of HCAs share a route.

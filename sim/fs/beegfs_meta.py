@@ -73,16 +73,20 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.storage_service = {t: system.services_of(t)[0] for t in self.targets}
         pool = ctx.platform.pool
         self._zones: dict[str, str] = {}
-        self.meta_workers = {s.name: pool(f"{s.name}.workers", beegfs_meta_workers(system, s)) for s in self.meta}
+        self.meta_workers = {
+            s.name: pool(f"{s.name}.workers", beegfs_meta_workers(system, s), family="metadata workers")
+            for s in self.meta
+        }
         self.storage_workers = {
-            t: pool(f"{t}.workers", beegfs_storage_workers(system, self.storage_service[t])) for t in self.targets
+            t: pool(f"{t}.workers", beegfs_storage_workers(system, self.storage_service[t]), family="storage workers")
+            for t in self.targets
         }
         # Messages from other servers arrive on "direct" connections and are queued as direct work,
         # which a regular worker takes when one is idle and the service's one direct worker
         # otherwise (APP_WORKERS_DIRECT_NUM 1 in beegfs-meta's App.cpp; StreamListener puts the work
         # of a direct socket on the direct queue). Without it, mkdirs whose workers all wait on each
         # other's MkLocalDirMsg would deadlock, in the model as in a server built without it.
-        self.direct_workers = {s.name: pool(f"{s.name}.direct-worker", 1) for s in self.meta}
+        self.direct_workers = {s.name: pool(f"{s.name}.direct-worker", 1, family="direct workers") for s in self.meta}
         self.conn_limit = beegfs_conn_max(system, "client")
         # A metadata service's own connections to each other server (beegfs-meta's
         # connMaxInternodeNum): its chunk-file messages to a storage service and its inode messages
@@ -128,7 +132,9 @@ class BeeGFSMetadataModel(MetadataModelBase):
         key = (client, service.name)
         pool = self.conns.get(key)
         if pool is None:
-            pool = self.conns[key] = self.ctx.platform.pool(f"{client}->{service.name}", self.conn_limit)
+            pool = self.conns[key] = self.ctx.platform.pool(
+                f"{client}->{service.name}", self.conn_limit, family="client connections"
+            )
         return pool
 
     def _stripe(self, stream: Stream, count: int | None = None) -> list[str]:
@@ -157,7 +163,9 @@ class BeeGFSMetadataModel(MetadataModelBase):
         key = (sender.name, receiver.name)
         pool = self.links.get(key)
         if pool is None:
-            pool = self.links[key] = self.ctx.platform.pool(f"{sender.name}->{receiver.name}", self.link_limit)
+            pool = self.links[key] = self.ctx.platform.pool(
+                f"{sender.name}->{receiver.name}", self.link_limit, family="server connections"
+            )
         return pool
 
     def _chunk_served(

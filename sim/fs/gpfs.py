@@ -68,7 +68,10 @@ class GpfsModel:
             self.unit = min(self.block, max(self.file_size, self.unit))
         self.window = self._stream_windows()
         prefetch = int(value("gpfs_prefetch_threads"))
-        self.io_threads = {c: ctx.platform.pool(f"{c}.prefetch-threads", prefetch) for c in ctx.system.clients}
+        self.io_threads = {
+            c: ctx.platform.pool(f"{c}.prefetch-threads", prefetch, family="prefetch threads")
+            for c in ctx.system.clients
+        }
         # IOR N-1: one file (one start NSD); task t's block starts at t x block size in it.
         self.shared = self.workload.shared_file
         # Written data goes to ``data_replicas`` NSDs (reads use the first copy): the client writes
@@ -435,7 +438,8 @@ class NsdPaths:
         assert isinstance(fs, GpfsSpec)
         nsd_threads = gpfs_nsd_threads(fs, "max_worker")
         self.threads = {
-            s.name: ctx.platform.pool(f"{s.name}.threads", nsd_threads, stage=2) for s in system.services.values()
+            s.name: ctx.platform.pool(f"{s.name}.threads", nsd_threads, stage=2, family="NSD server threads")
+            for s in system.services.values()
         }
         self.cpu = value("gpfs_nsd_block_cpu_s")
         self.routes: dict[tuple[str, str, str], Route] = {}
@@ -480,7 +484,9 @@ class NsdPaths:
         if size > self.small_io:
             queue = self.queues.get(nsd)
             if queue is None:
-                queue = self.queues[nsd] = platform.pool(f"{nsd}.nsd-queue", self.queue_threads, stage=1)
+                queue = self.queues[nsd] = platform.pool(
+                    f"{nsd}.nsd-queue", self.queue_threads, stage=1, family="NSD queue threads"
+                )
             wait = queue.acquire()
             if wait is not None:
                 yield wait

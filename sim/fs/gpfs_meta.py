@@ -87,7 +87,7 @@ class GpfsMetadataModel(MetadataModelBase):
             self.daemon[client] = station
             ctx.platform.stations[station.name] = station
         behind = int(value("gpfs_prefetch_threads"))
-        self.slots = {c: ctx.platform.pool(f"{c}.write-behind", behind) for c in system.clients}
+        self.slots = {c: ctx.platform.pool(f"{c}.write-behind", behind, family="write-behind") for c in system.clients}
         self.inode = fs.inode_size
         self.subblock = fs.block_size / fs.subblocks_per_block
         workload = self.workload
@@ -210,7 +210,7 @@ class GpfsMetadataModel(MetadataModelBase):
         lock = self.dir_lock.get(directory)
         if lock is None:
             lock = self.dir_lock[directory] = self.ctx.platform.pool(
-                f"mdtest.tree{directory[0]}.dir{directory[1]}.token", 1
+                f"mdtest.tree{directory[0]}.dir{directory[1]}.token", 1, family="directory tokens"
             )
         wait = lock.acquire()
         if wait is not None:

@@ -120,11 +120,11 @@ class Platform:
         for controller in self.controllers.values():
             controller.drop()
 
-    def pool(self, name: str, size: int, stage: int = 0) -> Pool:
+    def pool(self, name: str, size: int, stage: int = 0, family: str | None = None) -> Pool:
         """A pool of ``size`` slots (workers, connections, threads), registered for reporting;
-        ``stage`` orders the pools of a request's path (:class:`Pool`), for naming the full one
-        that holds the rate."""
-        pool = self.pools[name] = Pool(self.env, name, size, stage)
+        ``stage`` orders the pools of a request's path and ``family`` groups the pools one setting
+        sizes (:class:`Pool`), for naming the full ones that hold the rate."""
+        pool = self.pools[name] = Pool(self.env, name, size, stage, family)
         return pool
 
     def all_stations(self) -> dict[str, Station]:
