@@ -1124,21 +1124,27 @@ def test_replications_above_the_ceiling_are_not_converged() -> None:
     assert combine_replications(runs, Precision(replications=3)).converged
 
 
-def _tiny_pools(tmp_path: Path, connections: int, workers: int) -> Path:
-    """tiny.yaml with ``connections`` per client to the storage service and ``workers`` on its target."""
-    text = TINY.read_text()
-    for old, new in (
-        ("workers: {meta: 4, storage: 8}", f"workers: {{meta: 4, storage: {workers}}}"),
-        ("client: 8}", f"client: {connections}}}"),
-    ):
-        assert text.count(old) == 1, "test fixture out of date"
+def _edited(tmp_path: Path, source: Path, folder: str, edits: list[tuple[str, str]]) -> Path:
+    """``source`` with each of ``edits`` (old, new) made once, written in a folder of its own beside a
+    link to the parts catalogue."""
+    text = source.read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, f"test fixture out of date: {old!r}"
         text = text.replace(old, new)
-    folder = tmp_path / f"c{connections}w{workers}"
-    folder.mkdir()
-    (folder / "parts").symlink_to(ROOT / "topologies" / "parts")
-    path = folder / "tiny.yaml"
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / folder / source.name
     path.write_text(text)
     return path
+
+
+def _tiny_pools(tmp_path: Path, connections: int, workers: int) -> Path:
+    """tiny.yaml with ``connections`` per client to the storage service and ``workers`` on its target."""
+    edits = [
+        ("workers: {meta: 4, storage: 8}", f"workers: {{meta: 4, storage: {workers}}}"),
+        ("client: 8}", f"client: {connections}}}"),
+    ]
+    return _edited(tmp_path, TINY, f"c{connections}w{workers}", edits)
 
 
 def test_the_innermost_full_pool_is_named(tmp_path: Path) -> None:
@@ -1252,21 +1258,15 @@ SETTINGS = "  workers: {meta: 24, storage: 32}\n  conn_max_internode: {meta: 32,
 def _hdr100_pools(tmp_path: Path, workers: int, connections: int, meta_server_workers: int | None = None) -> Path:
     """beegfs-hdr100 with ``workers`` per storage target, ``connections`` per client and storage
     service, and optionally workers of their own for the metadata server's three storage services."""
-    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
-    services = "          - {kind: beegfs-storage, count: 3}\n"
-    assert text.count(SETTINGS) == 1 and text.count(services) == 1, "test fixture out of date"
-    text = text.replace(
-        SETTINGS,
-        SETTINGS.replace("storage: 32}", f"storage: {workers}}}").replace("client: 24}", f"client: {connections}}}"),
+    settings = SETTINGS.replace("storage: 32}", f"storage: {workers}}}").replace(
+        "client: 24}", f"client: {connections}}}"
     )
+    edits = [(SETTINGS, settings)]
     if meta_server_workers is not None:
-        text = text.replace(services, services.replace("count: 3}", f"count: 3, workers: {meta_server_workers}}}"))
-    folder = tmp_path / f"w{workers}c{connections}m{meta_server_workers}"
-    folder.mkdir()
-    (folder / "parts").symlink_to(ROOT / "topologies" / "parts")
-    path = folder / "beegfs-hdr100.yaml"
-    path.write_text(text)
-    return path
+        services = "          - {kind: beegfs-storage, count: 3}\n"
+        edits.append((services, services.replace("count: 3}", f"count: 3, workers: {meta_server_workers}}}")))
+    source = ROOT / "topologies" / "beegfs-hdr100.yaml"
+    return _edited(tmp_path, source, f"w{workers}c{connections}m{meta_server_workers}", edits)
 
 
 def test_a_few_hot_pools_are_not_named_over_the_family_that_holds_most_requests(tmp_path: Path) -> None:
