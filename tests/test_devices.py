@@ -1000,3 +1000,35 @@ def test_a_cache_too_small_for_two_rounds_of_destages_still_holds_two() -> None:
     assert cache.destagers == 32
     assert cache.entries == 64
     assert cache.held + cache.active == 64
+
+
+def test_write_cache_elevator_wraps_to_the_start_of_the_disk() -> None:
+    # RAID6 8+2 (4 MiB stripes), 4 entries (the watermark at 2), one destager, the elevator parked
+    # past stripe 35. Partial 4 KiB writes at the starts of stripes 10, 20 and 30: the third makes
+    # 3 held, so one is destaged. No entry lies ahead of the sweep, so it wraps to the start of the
+    # disk and takes stripe 10 (the lowest address), leaving 20 and 30 waiting.
+    env, cache, _ = _parity_cache(entries=4)
+    width = cache.width
+    assert width == 4 * 2**20 and cache.destagers == 1
+    cache.sweep = 35 * width
+    for stripe in (10, 20, 30):
+        cache.write(stripe * width, 4096)
+    assert cache.active == 1 and cache.sweep == 10 * width
+    assert [start / width for start, _ in cache.order] == [20, 30]
+    env.run()
+    assert cache.destaged_bytes == 4096 and cache.held == 2
+
+
+def test_write_cache_keeps_an_entrys_end_when_a_shorter_write_joins_it() -> None:
+    # One stripe (4 MiB) gets [0, 128 KiB) and then [0, 64 KiB): the second write joins the entry,
+    # which still ends at 128 KiB (partial, not whole). With 2 entries (the watermark at 1) a 4 KiB
+    # write in stripe 5 makes 2 held, so the lower one, stripe 0's, is destaged: 128 KiB.
+    env, cache, _ = _parity_cache(entries=2)
+    kib = 1024
+    cache.write(0, 128 * kib)
+    cache.write(0, 64 * kib)
+    assert cache.held == 1 and cache.merged == 1 and list(cache.extent.values()) == [[0, 128 * kib]]
+    cache.write(5 * cache.width, 4 * kib)
+    env.run()
+    assert cache.destages == 1 and cache.destaged_bytes == 128 * kib
+    assert [start for start, _ in cache.order] == [5 * cache.width]

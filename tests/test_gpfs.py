@@ -509,3 +509,50 @@ def _first_blocks(model, t: int) -> list[tuple[str, float, float]]:  # noqa: ANN
     per_block = max(int(model.block // model.unit), 1)
     units = list(islice(model._units(t, _FirstUnit()), 3 * per_block))
     return units[::per_block]
+
+
+@pytest.mark.parametrize(("op", "memcpy_Bps"), [("read", 1e6), ("write", 1e15)])
+def test_one_stream_holds_exactly_its_window_of_blocks(
+    op: str, memcpy_Bps: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One stream on pixstor-large with its window cut to 8 blocks. A reader copying at 1 MB/s (8.4 s
+    # a block) leaves its prefetcher free to run ahead: it stops when 8 blocks are issued and not
+    # yet taken, never at 9. A writer copying at 1e15 B/s fills the pagepool far faster than the
+    # NSDs flush: it stops when 8 blocks are dirty (copied and not yet flushed), never at 9.
+    import sim.fs.gpfs as gpfs
+    from sim.engine.meter import Meter
+
+    memcpy = replace(PARAMETERS["client_memcpy_Bps"], value=memcpy_Bps)
+    monkeypatch.setitem(PARAMETERS, "client_memcpy_Bps", memcpy)
+    window = 8
+    model = build_model(load_system(PIXSTOR), find_workload("pixstor-iozone-seq"), op, 1)
+    model.window = [window]
+    peak = [0]
+    if op == "read":
+
+        class Ready(gpfs.deque):  # the reader's deque of issued blocks not yet taken
+            def append(self, item: object) -> None:
+                super().append(item)
+                peak[0] = max(peak[0], len(self))
+
+        monkeypatch.setattr(gpfs, "deque", Ready)
+    else:
+        # Dirty blocks when the writer counts a copied block: copies so far less finished flushes.
+        counts = {"copied": 0, "flushed": 0}
+        request, add = model.paths.request, Meter.add
+
+        def flush(*args):  # noqa: ANN002, ANN202 - wraps NsdPaths.request
+            result = yield from request(*args)
+            counts["flushed"] += 1
+            return result
+
+        def copied(meter: Meter, t: int, amount: float) -> None:
+            counts["copied"] += 1
+            peak[0] = max(peak[0], counts["copied"] - counts["flushed"])
+            add(meter, t, amount)
+
+        model.paths.request = flush
+        monkeypatch.setattr(Meter, "add", copied)
+    model.start()
+    model.ctx.env.run(until=0.5)
+    assert peak[0] == window

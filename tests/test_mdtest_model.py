@@ -457,9 +457,13 @@ def test_metadata_workers_default_to_beegfs_rule(tmp_path: Path) -> None:
 
 
 def test_gpfs_metadata_replicas_go_to_different_nsds() -> None:
-    """Each inode write goes to metadata_replicas distinct metadata NSDs (different failure groups)."""
+    """Each inode write goes to metadata_replicas distinct metadata NSDs (different failure groups):
+    pixstor-large has 12 metadata NSDs and metadata_replicas 2, so an inode write's second copy is
+    12 / 2 = 6 places round the NSD list from its first (failure groups spread over the list), not
+    the next NSD, and the first copy is drawn over the list."""
     model, env = _built(PIXSTOR, _mdtest(threads=1), "create", 1)
-    assert model.replicas == 2 and len(model.meta_nsds) >= 2
+    n = len(model.meta_nsds)
+    assert model.replicas == 2 and n == 12
     written: list[str] = []
 
     def request(t, nsd, op, offset, size, stream):  # noqa: ANN001, ANN202 - records the NSD
@@ -468,11 +472,16 @@ def test_gpfs_metadata_replicas_go_to_different_nsds() -> None:
 
     model.paths.request = request
     stream = model.ctx.streams("test")
+    firsts = set()
     for _ in range(50):
         written.clear()
         model._inode_write(0, stream)
         env.run()
         assert len(written) == 2 and written[0] != written[1]
+        first, second = (model.meta_nsds.index(nsd) for nsd in written)
+        assert second == (first + 6) % n
+        firsts.add(first)
+    assert len(firsts) > 6
 
 
 def test_gpfs_stat_of_another_nodes_file_by_hand() -> None:
@@ -565,3 +574,54 @@ def test_gpfs_tasks_that_find_their_node_holds_the_token_hand_the_lock_on_withou
     )
     point = run_point(system, workload, "create", 2048, seed=1, precision=QUICK)
     assert 0 < point.value < math.inf and point.bottleneck.endswith(".token")
+
+
+@pytest.mark.parametrize(("phase", "owners"), [("create", [0, 1, 2]), ("dir_create", [0, 1, 2]), ("stat", [1, 2, 0])])
+def test_mdtest_stride_moves_the_phases_after_the_creates_only(phase: str, owners: list[int]) -> None:
+    """mdtest -N 1 with three tasks: each task creates its own items (a create's owner is the task
+    itself) and stats those of the next rank round (task t works on t + 1 mod 3's)."""
+    from types import SimpleNamespace
+
+    from sim.fs.mdtest import MdtestWalk
+
+    walk = MdtestWalk(SimpleNamespace(workload=_mdtest(threads=3, stride=1), op=phase, threads=3))
+    assert [walk.owner(t) for t in range(3)] == owners
+    assert [walk.directory(t, 2) for t in range(3)] == [(owner, 2) for owner in owners]
+
+
+@pytest.mark.parametrize("gpfs", [False, True])
+def test_a_files_data_pieces_round_up_to_whole_units(gpfs: bool) -> None:
+    """A file of 1.5 chunks (BeeGFS) or blocks (GPFS) takes 2 requests; one of exactly a unit 1; an
+    empty file still counts 1; one byte past 2 units 3."""
+    from sim.fs.mdtest import data_pieces
+
+    system = load_system(PIXSTOR if gpfs else TINY)
+    fs = system.spec.filesystem
+    unit = fs.block_size if gpfs else fs.chunk_size
+    assert [data_pieces(system, size) for size in (0, 1, unit, 1.5 * unit, 2 * unit + 1)] == [1, 1, 1, 2, 3]
+
+
+def test_beegfs_file_data_runs_each_stripe_sets_pieces_together() -> None:
+    """beegfs-hdr100 stripes a file over 3 targets in 2 MiB chunks. With every chunk piece taking
+    exactly 1 s, a 6 MiB file (one stripe set of 3 pieces, in parallel) takes 1 s and an 8 MiB
+    file (a set of 3, then a set of 1) 2 s: the sets one after the other, a set's pieces together."""
+    model = _metadata_model(ROOT / "topologies" / "beegfs-hdr100.yaml", _mdtest("6 MiB"))
+    env = model.ctx.env
+    stream = model.ctx.streams("test")
+    assert model.chunk == 2**21 and len(model._stripe(stream)) == 3
+
+    def piece(t, client, target, op, size, stream):  # noqa: ANN001, ANN202 - stands in for _data
+        yield env.timeout(1.0)
+
+    model._data = piece
+    took: dict[float, float] = {}
+
+    def write(size: float):  # noqa: ANN202 - a SimPy process
+        start = env.now
+        yield from model._file_data(0, model.ctx.system.clients[0], "write", size, stream)
+        took[size] = env.now - start
+
+    for size in (6 * 2**20, 8 * 2**20):
+        env.process(write(size))
+    env.run()
+    assert took == {6 * 2**20: 1.0, 8 * 2**20: 2.0}

@@ -1303,3 +1303,57 @@ def test_a_family_of_full_pools_is_named_by_a_typical_pool_not_its_smallest(tmp_
     meta = run_point(load_system(_hdr100_pools(tmp_path, 8, 24, 8)), workload, "random_read", 1024, seed=1)
     assert others.value > 1.5 * base.value
     assert meta.value < 1.1 * base.value
+
+
+def test_beegfs_runs_the_pieces_of_one_stripe_set_of_a_call_together() -> None:
+    """beegfs-hdr100 files striped over 2 targets in 1 MiB chunks, one thread of 2 MiB sequential
+    writes: every call is one stripe set of two pieces, one per target. With each piece taking
+    exactly 1 s, both pieces of a call start at the same instant and the calls start 1 s apart
+    (plus the client's CPU time): 5 calls, 10 pieces by 5 s (one at a time it is 2.5 calls)."""
+    from itertools import pairwise
+
+    system = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    workload = _writes("ior_seq_nn", "2 MiB", "1 GiB", stripe={"num_targets": 2, "chunk_size": "1 MiB"})
+    model = build_model(system, workload, "write", 1, seed=2)
+    assert model.num_targets == 2 and model.chunk == MIB
+    env = model.ctx.env
+    pieces: list[tuple[float, int, float]] = []
+
+    def piece(t, client, f, index, chunk_offset, length, stream):  # noqa: ANN001, ANN202 - stands in for _piece
+        pieces.append((env.now, index, length))
+        yield env.timeout(1.0)
+
+    model._piece = piece
+    model.start()
+    env.run(until=5.0)
+    assert len(pieces) == 10
+    for first, second in zip(pieces[0::2], pieces[1::2], strict=True):
+        assert first[0] == second[0] and {first[1], second[1]} == {0, 1} and first[2] == second[2] == MIB
+    calls = [start for start, _index, _length in pieces[0::2]]
+    assert all(1.0 <= b - a < 1.01 for a, b in pairwise(calls))
+
+
+def test_a_beegfs_read_piece_reads_the_target_before_it_crosses_the_network() -> None:
+    """tiny.yaml, one thread of 1 MiB reads, the network latency raised to 10 s: a read piece's
+    request goes to the server, whose target reads the chunk, and only then does the reply carry
+    the data back. The first storage read therefore starts before the reply could have crossed
+    (at most the request's 10 s after the thread's start jitter and CPU times: the model charges
+    both latencies with the reply, a real request would arrive after one), and no call finishes
+    before the 20 s of the two messages."""
+    model = build_model(load_system(TINY), _workload(), "read", 1)
+    model.ctx.platform.latency = 10.0
+    env = model.ctx.env
+    reads: list[float] = []
+    storage = model._storage
+
+    def traced(target, op, offset, size, route):  # noqa: ANN001, ANN202 - wraps BeeGFSModel._storage
+        reads.append(env.now)
+        return storage(target, op, offset, size, route)
+
+    model._storage = traced
+    model.start()
+    env.run(until=15.0)
+    assert len(reads) == 1 and reads[0] < 10.0 + 1e-3
+    assert model.ctx.meter.per_thread[0] == 0.0
+    env.run(until=25.0)
+    assert model.ctx.meter.per_thread[0] == MIB
