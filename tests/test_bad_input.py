@@ -263,6 +263,15 @@ CASES = {
         "but the zone's drives (its own drives: and its PCIe switches') number 12",
         "count: 7",
     ),
+    # The template's zone entry counted three times: three NUMA zones (one a socket) on the two-socket
+    # R740xd. Its Platinum 8268 scales to eight sockets, so only the chassis can refuse it.
+    "more NUMA zones than the chassis has sockets": (
+        "      - count: 2\n        hcas:",
+        "      - count: 3\n        hcas:",
+        "templates.r740xd-nvme.numa",
+        "3 NUMA zones but the Dell EMC PowerEdge R740xd (2U, 24x NVMe configuration) has 2 sockets",
+        "numa:\n      - count: 3",
+    ),
 }
 
 
@@ -489,6 +498,8 @@ def test_bad_read_ahead_setting_is_located(tmp_path) -> None:
     ("old", "new", "path", "fragment"),
     [
         ("block_size: 8 MiB", "block_size: 3 MiB", "filesystem.block_size", "not a block size mmcrfs accepts"),
+        # One power of two past mmcrfs's largest, 16M.
+        ("block_size: 8 MiB", "block_size: 32 MiB", "filesystem.block_size", "not a block size mmcrfs accepts"),
         ("subblocks_per_block: 512", "subblocks_per_block: 7", "filesystem.subblocks_per_block", "does not divide"),
         ("inode_size: 4 KiB", "inode_size: 3 KiB", "filesystem.inode_size", "512, 1024 or 4096"),
         ("metadata_replicas: 2", "metadata_replicas: 4", "filesystem.metadata_replicas", "less than or equal to 3"),
@@ -502,6 +513,14 @@ def test_impossible_gpfs_settings_are_located(tmp_path, old: str, new: str, path
     assert [m["path"] for m in lines] == [path], result.stdout
     assert fragment in lines[0]["message"]
     assert int(lines[0]["line"]) == _line_of(topology.read_text(), new)
+
+
+def test_the_largest_gpfs_block_is_accepted(tmp_path) -> None:
+    # mmcrfs: "Block size must be 64K, 128K, 256K, 512K, 1M, 2M, 4M, 8M or 16M." 16 MiB loads (512
+    # subblocks of 32 KiB divide it); 32 MiB is refused in test_impossible_gpfs_settings_are_located.
+    topology = _variant(tmp_path, "pixstor-large", [("block_size: 8 MiB", "block_size: 16 MiB")])
+    result = run_cli("validate", str(topology))
+    assert (result.code, result.stdout) == (0, f"{topology}: ok\n")
 
 
 @pytest.mark.parametrize(

@@ -203,6 +203,12 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 2 ior -a MPIIO -w -t 1m -b 1g", "-a", "MPIIO"),
         ("mpirun -np 2 ior -w -D 30 -t 1m -b 1g", "-D", "unsupported flag -D"),
         ("mpirun -np 2 ior -w -t 3m -b 4m", "-b", "multiple of the transfer size"),
+        # A transfer larger than the block: 4 MiB divides by 2 MiB, but the block must be the multiple.
+        (
+            "mpirun -np 2 ior -w -t 4m -b 2m",
+            "-b",
+            "the block size (2097152 B) must be a multiple of the transfer size -t (4194304 B), as IOR requires",
+        ),
         ("mpirun -np 2 ior -wr -t 1m -b 1g", "-wr", "reads -wr as -w alone and ignores 'r'"),
         ("iozone -i 0 -cx -r 1m -s 1g -t 2", "-x", "turns off stonewalling"),
         ("iozone -i 0 -r 1m -s 1g -t 70000", "-t", "more than the 65,536 threads"),

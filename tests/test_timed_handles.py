@@ -132,3 +132,26 @@ def test_beegfs_fsync_messages_take_the_clients_connections(bad_topology) -> Non
         times[conns] = result[0]
     # The EDR file's targets: how many share a storage service sets how many round trips queue.
     assert times[1] > times[24] + value("network_latency_s")
+
+
+def test_ior_creates_a_file_per_task_but_opens_a_shared_file() -> None:
+    # IOR's write phase opens with O_CREAT: with -F each task creates its own file (a create on the
+    # metadata model); without -F the tasks share one file, which task 0's single create is not told
+    # apart from, so every task's open is an open. Reads open in both cases.
+    system = load_system(HDR100)
+    per_task = parse_command("mpirun -np 4 ior -a POSIX -w -r -e -B -F -t 1m -b 4m")
+    shared = parse_command("mpirun -np 4 ior -a POSIX -w -r -e -B -t 1m -b 4m")
+    assert isinstance(per_task, Workload) and isinstance(shared, Workload)
+    assert (per_task.shared_file, shared.shared_file) == (False, True)
+    opens = {}
+    for name, ior in (("per_task", per_task), ("shared", shared)):
+        for op in ("write", "read"):
+            steps = handle_steps(system, ior, op, 4)
+            assert steps is not None
+            opens[name, op] = steps.open
+    assert opens == {
+        ("per_task", "write"): "create",
+        ("per_task", "read"): "open",
+        ("shared", "write"): "open",
+        ("shared", "read"): "open",
+    }

@@ -365,3 +365,61 @@ def test_show_says_which_settings_were_left_out(bad_topology) -> None:  # noqa: 
         for s in show_json(summarize(load_system(ROOT / "topologies" / "pixstor-large.yaml")))["filesystem_settings"]
     }
     assert shipped["metadata_replicas"] == {"key": "metadata_replicas", "value": 2, "origin": "topology"}
+
+
+def test_an_hca_switch_list_is_dealt_by_client_and_server_index(tmp_path: Path) -> None:
+    # pixstor-large's clients each have one CX6 with switch: [ib0, ib1]: client k of an entry goes to
+    # ib0 for even k and ib1 for odd k, in both entries. A variant gives the servers' two zones lists as
+    # well, [ib0, ib1] and [ib1, ib0]: server 0 of an entry keeps numa0 on ib0 and numa1 on ib1, server 1
+    # of the entry swaps them (each storage and metadata pair counts from 0).
+    shipped = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    for entry in ("c6230", "c6148"):
+        assert [shipped.hca_switch[f"{entry}-{k}.hca0"] for k in range(8)] == ["ib0", "ib1"] * 4
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    text = (ROOT / "topologies" / "pixstor-large.yaml").read_text()
+    for old, new in (("switch: ib0}", "switch: [ib0, ib1]}"), ("switch: ib1}", "switch: [ib1, ib0]}")):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    (tmp_path / "dealt.yaml").write_text(text)
+    system = load_system(tmp_path / "dealt.yaml")
+    dealt = {hca: switch for hca, switch in system.hca_switch.items() if ".numa" in hca}
+    assert dealt == {
+        f"{server}{k}.numa{z}.hca0": ("ib0", "ib1")[(z + k) % 2]
+        for server in ("storage", "hdmd")
+        for k in (0, 1)
+        for z in (0, 1)
+    }
+
+
+def test_a_upi_carries_its_links_times_the_link_rate() -> None:
+    # pixstor-large's R750 servers have two Xeon Platinum 8352Y sockets (parts/servers.yaml: 3 UPI
+    # links of 22.4 GB/s each per direction): 3 x 22.4 = 67.2 GB/s between the zones, each way.
+    system = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    for server in ("storage0", "storage1", "hdmd0", "hdmd1"):
+        upi = system.components[f"{server}.upi"]
+        assert (upi.kind, upi.read_Bps, upi.write_Bps) == ("upi", pytest.approx(67.2e9), pytest.approx(67.2e9))
+
+
+def test_gpfs_metadata_files_are_the_metadata_space_over_inode_size_times_replicas() -> None:
+    # pixstor-large's metadata NSDs: the ME4024's 12 RAID1 pairs of 960 GB SSDs, one drive's worth of
+    # space each, 12 x 960e9 = 11.52e12 bytes, holding 4 KiB inodes kept twice (metadata_replicas: 2):
+    # 11.52e12 / (4096 x 2) = 1.40625e9 files.
+    from sim.topology.capacity import capacity
+
+    system = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    assert len(system.metadata_targets) == 12
+    assert capacity(system).metadata_files == pytest.approx(12 * 960e9 / (4096 * 2))
+
+
+@pytest.mark.parametrize(("level", "data"), [(0, 10), (1, 1), (5, 9), (6, 8), (10, 5)])
+def test_a_raid_group_of_ten_members_holds_data_on_its_non_redundant_members(level: int, data: float) -> None:
+    # Ten members: RAID0 stripes over all 10, RAID1 mirrors one member's worth, RAID5 gives one to
+    # parity (9), RAID6 two (8), RAID10 half (5). A pixstor-large ME4084 virtual disk is such a group
+    # (RAID6 8+2 of 12 TB drives): its usable space is data x 12e12, its raw space 10 x 12e12.
+    from dataclasses import replace
+
+    group = load_system(ROOT / "topologies" / "pixstor-large.yaml").groups["me4084-0.vd0"]
+    assert (group.level, len(group.members)) == (6, 10)
+    group = replace(group, level=level)
+    assert group.data_members == data
+    assert (group.usable_B, group.raw_B) == (pytest.approx(data * 12e12), pytest.approx(10 * 12e12))

@@ -129,6 +129,16 @@ def test_below_and_same() -> None:
     assert not evaluate(Same(type="same", op="read", other="write", threads_range=(16, 32), rel=0.10), curves).passed
 
 
+def test_below_is_refused_at_exactly_the_gap() -> None:
+    # 100 x (1 - 0.02) is 98.0 exactly in floats: read 98 under write 100 sits on the gap's edge, which
+    # is not "below by more than 2%"; read 97.9 is.
+    on_edge = {"read": {64: 98.0}, "write": {64: 100.0}}
+    outcome = evaluate(Below(type="below", op="read", other="write", threads_range=(64, 64)), on_edge)
+    assert not outcome.passed and "not below by more than 2% at 64" in outcome.detail
+    under = {"read": {64: 97.9}, "write": {64: 100.0}}
+    assert evaluate(Below(type="below", op="read", other="write", threads_range=(64, 64)), under).passed
+
+
 def test_peak_fraction() -> None:
     curve = {"w": {128: 100e9, 256: 121.4e9, 512: 110e9}}
     check = PeakFraction(type="peak_fraction", op="w", ceiling="136.4 GB/s", fraction=0.89, rel=0.02)
@@ -197,6 +207,24 @@ def test_plateau_over_a_range_is_the_mean_of_the_range() -> None:
     c = compare(_point(kind="plateau", threads_range=[128, 512]), _curve("write", HUMP_BPS))
     assert c.predicted == pytest.approx((118 + 121 + 112) / 3 * 1e9)
     assert c.threads_used == (128, 256, 512)
+
+
+def test_a_range_reports_the_busiest_chosen_points_bottleneck() -> None:
+    # Three points in [128, 512]; the 256-thread one is the busiest (0.9 against 0.6 and 0.7), so the
+    # comparison names its bottleneck, not the first point's nor the last's. The 64-thread point, out of
+    # the range, is busier still and must not count.
+    points = [
+        PointResult("w", "iozone_seq_nn", "write", t, v * 1e9, v * 0.98e9, v * 1.02e9, "B/s", name, busy)
+        for t, v, name, busy in (
+            (64, 100.0, "nic", 0.99),
+            (128, 118.0, "drive", 0.6),
+            (256, 121.0, "upi", 0.9),
+            (512, 112.0, "hca", 0.7),
+        )
+    ]
+    c = compare(_point(kind="plateau", threads_range=[128, 512]), points)
+    assert c.threads_used == (128, 256, 512)
+    assert (c.bottleneck, c.bottleneck_utilization) == ("upi", 0.9)
 
 
 def test_sustained_without_a_range_uses_the_points_after_the_predicted_peak() -> None:

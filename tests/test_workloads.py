@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -844,6 +845,34 @@ def test_file_sizes_are_whole_bytes() -> None:
     settings = parse_command("iozone -i 0 -I -e -r 4k -s 1g -t 1").model_dump(mode="json")
     with pytest.raises(ValidationError, match="file_size must be a whole number of bytes"):
         Workload.model_validate(settings | {"record_size": "4 KiB", "file_size": "1258291.2 B"})
+
+
+def test_an_aggregate_split_short_of_whole_records_by_rounding_keeps_its_records() -> None:
+    """IOzone files hold whole records, floored, but an aggregate that is whole records up to float
+    rounding keeps them: 3 MiB less one ulp (3145727.9999999995 B) over 3 threads is 1048575.9999999999 B
+    each, 0.9999999999999999 records by hand, so one 1 MiB record each, not none. Sizes in a workload
+    file are whole bytes, so the aggregate is set on a validated workload with model_copy (no validation)."""
+    from sim.config.workload import Workload
+
+    workload = Workload.model_validate(
+        {
+            "name": "w",
+            "title": "t",
+            "source": "s",
+            "benchmark": "iozone_seq_nn",
+            "ops": ["write", "read"],
+            "record_size": "1 MiB",
+            "direct_io": False,
+            "fsync": True,
+            "aggregate_size": "3 MiB",
+            "threads": [3],
+            "placement": "one_client",
+        }
+    )
+    rounded = workload.model_copy(update={"aggregate_size": math.nextafter(3 * MiB, 0)})
+    assert rounded.given_size_for(3) < MiB
+    assert rounded.file_size_for(3) == MiB
+    assert rounded.thread_problems([3]) == []
 
 
 def test_a_size_in_part_records_is_whole_records_on_both_sides(tmp_path: Path) -> None:
