@@ -927,3 +927,270 @@ def test_empty_paths_and_several_unknown_systems_are_told() -> None:
     assert result.code == 2 and "unknown systems 'nosuch', 'other'" in result.stderr
     result = run_cli("reproduce", "nosuch")
     assert result.code == 2 and "unknown system 'nosuch';" in result.stderr
+
+
+def test_precision_outside_zero_to_one_is_refused_before_simulating(monkeypatch: pytest.MonkeyPatch) -> None:
+    # --precision is a relative half-width: 0 could never be met and 1 (+-100%) or more means nothing,
+    # so both ends are refused, with exit 2 and the option named, before any point is simulated.
+    import sim.benchmarks.suite as suite
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("simulated before checking --precision")
+
+    monkeypatch.setattr(suite, "run_suite", never)
+    for bad in ("0", "1", "1.5", "-0.02", "nan"):
+        result = run_cli("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1", "--precision", bad)
+        assert result.code == 2 and result.stdout == "", bad
+        assert result.stderr.strip() == "--precision: must be above 0 and below 1 (0.02 is +-2%)", bad
+
+
+def _no_simulation(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Replace run_suite by one that records its arguments and returns a result with no points."""
+    import sim.benchmarks.suite as suite
+    from sim.benchmarks.result import RunResult
+
+    calls: list = []
+
+    def record(system, workloads, seed, precision, progress=None, workers=2):  # noqa: ANN001, ANN202
+        calls.append({"seed": seed, "precision": precision, "workers": workers})
+        return RunResult(system, workloads, seed, precision)
+
+    monkeypatch.setattr(suite, "run_suite", record)
+    return calls
+
+
+def test_the_largest_replications_and_thread_counts_are_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The limits are inclusive: 31 replications (MAX_REPLICATIONS) reach the simulation; 32 are refused.
+    from sim.cli.main import MAX_REPLICATIONS, _thread_list
+    from sim.config.quantities import MAX_THREADS
+
+    calls = _no_simulation(monkeypatch)
+    args = ("run", TINY, "--workload", "beegfs-hp-iozone-seq", "--threads", "1")
+    assert MAX_REPLICATIONS == 31
+    result = run_cli(*args, "--replications", "31", "--workers", "1")
+    assert result.code == 0, result.stderr
+    assert [(c["precision"].replications, c["workers"]) for c in calls] == [(31, 1)]
+    assert run_cli(*args, "--replications", "32").code == 2 and len(calls) == 1
+    # --threads takes up to MAX_THREADS (65536) and gives the counts back in order, once each.
+    assert MAX_THREADS == 65536
+    assert _thread_list(str(MAX_THREADS)) == [MAX_THREADS]
+    assert _thread_list("16, 1,4") == [1, 4, 16]
+    refused = run_cli("run", TINY, "--threads", f"1,{MAX_THREADS + 1}")
+    assert refused.code == 2 and "pfssim simulates at most 65536 threads, got 65537" in refused.stderr
+
+
+def _fake_reproduction(monkeypatch: pytest.MonkeyPatch, ok: bool) -> list:
+    """Replace the reproduction by a stand-in whose result is ``ok`` (or not); returns its calls."""
+    from types import SimpleNamespace
+
+    import sim.validation.report as report
+    import sim.validation.run as run
+
+    calls: list = []
+
+    def reproduce(systems, workers=2, progress=None):  # noqa: ANN001, ANN202
+        calls.append(workers)
+        return SimpleNamespace(ok=ok, benchmarks=[], unscored=[])
+
+    monkeypatch.setattr(run, "reproduce", reproduce)
+    monkeypatch.setattr(report, "to_json", lambda result: {"ok": result.ok})
+    return calls
+
+
+@pytest.mark.parametrize(("ok", "code"), [(True, 0), (False, 1)])
+def test_reproduce_exits_1_when_a_check_fails(monkeypatch: pytest.MonkeyPatch, ok: bool, code: int) -> None:
+    # The exit-code contract: 0 when every point and shape holds, 1 when any misses (2 is bad input).
+    calls = _fake_reproduction(monkeypatch, ok)
+    result = run_cli("reproduce", "--json", "--workers", "3")
+    assert result.code == code and json.loads(result.stdout) == {"ok": ok}
+    assert calls == [3]
+
+
+def test_reproduce_refuses_fewer_than_one_worker_before_simulating(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _fake_reproduction(monkeypatch, True)
+    for bad in ("0", "-1"):
+        result = run_cli("reproduce", "--json", "--workers", bad)
+        assert result.code == 2 and result.stdout == "", bad
+        assert result.stderr.strip() == "--workers: must be at least 1"
+    assert calls == []
+
+
+def test_the_report_format_is_chosen_by_its_suffix_in_any_case(tmp_path: Path) -> None:
+    # r.MD and r.HTML are the Markdown and HTML a user means; any other suffix is refused, named.
+    from sim.errors import PfssimError
+    from sim.validation.document import check_report_path
+
+    for name in ("r.md", "r.MD", "r.html", "r.Html"):
+        check_report_path(tmp_path / name)
+    with pytest.raises(PfssimError, match=r"r\.txt: --report: the report file must end in \.md or \.html$"):
+        check_report_path(tmp_path / "r.txt")
+
+
+def test_report_tables_mark_misses_and_failed_shapes_and_escape_markdown_pipes() -> None:
+    # HTML: a row holding a MISS (a point) or a FAIL (a shape) is highlighted, an ok row is not.
+    # Markdown: a '|' inside a cell is escaped and line breaks are folded, or the row's columns shift.
+    from sim.validation.document import TableBlock, render_html, render_markdown
+
+    table = TableBlock(("id", "verdict", "why"), (("p1", "ok", ""), ("p2", "MISS", "a|b\nc"), ("s1", "FAIL", "")))
+    page = render_html([table])
+    rows = [line for line in page.splitlines() if line.startswith("<tr")]
+    assert [row.split(">")[0] for row in rows] == ["<tr", '<tr class="miss"', '<tr class="miss"']
+    text, files = render_markdown([table])
+    assert files == {}
+    assert text.splitlines() == [
+        "| id | verdict | why |",
+        "|---|---|---|",
+        "| p1 | ok |  |",
+        "| p2 | MISS | a\\|b c |",
+        "| s1 | FAIL |  |",
+    ]
+
+
+def test_the_longest_output_name_accepted_can_be_written(tmp_path: Path) -> None:
+    # A file is written through a temporary twin ".<name>.XXXXXXXX", 10 bytes longer: the longest
+    # name accepted is the file system's limit less 10, and that name is indeed writable; one byte
+    # more is refused before simulating, with the arithmetic said.
+    from sim.errors import PfssimError
+    from sim.report.files import check_output_names, write_atomic
+
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    longest = "p" * (limit - 10 - 4) + ".png"
+    check_output_names(tmp_path, [longest], "--plot")
+    write_atomic(tmp_path / longest, b"png")
+    assert [p.name for p in tmp_path.iterdir()] == [longest]
+    over = "p" + longest
+    with pytest.raises(PfssimError, match=rf"the file name is too long to write \({limit - 9} bytes; pfssim needs 10"):
+        check_output_names(tmp_path, [over], "--plot")
+
+
+def test_show_counts_files_in_words_from_each_round_figure() -> None:
+    # The metadata's file count is written for people: a million is "1 million", not "1e+03 thousand".
+    from sim.report.show import _count
+
+    assert [_count(n) for n in (999_999, 1e6, 512e6, 1e9, 3.84e9, 1e12)] == [
+        "999,999",
+        "1 million",
+        "512 million",
+        "1 billion",
+        "3.84 billion",
+        "1 trillion",
+    ]
+
+
+def test_optional_point_keys_appear_only_when_they_apply() -> None:
+    # docs/json.md: open_close_seconds for IOzone only with -e or -c; hardware_ceiling for bandwidth
+    # points only; off_path only behind an ME4 write-back cache (tiny has none); file_bytes for mdtest;
+    # last_task_factor for IOR; replications above 1. An absent key is absent, not null.
+    optional = {
+        "open_close_seconds",
+        "hardware_ceiling",
+        "off_path",
+        "file_bytes",
+        "last_task_factor",
+        "replications",
+    }
+    expected = {
+        "iozone -i 0 -r 1m -I -s 1g -t 2": {"hardware_ceiling"},
+        "iozone -i 0 -r 1m -I -e -s 1g -t 2": {"hardware_ceiling", "open_close_seconds"},
+        "iozone -i 2 -r 4k -I -s 1g -t 2": set(),
+    }
+    for command, keys in expected.items():
+        result = run_cli("run", TINY, "--cmd", command, "--precision", "0.1", "--json")
+        assert result.code == 0, result.stderr
+        points = json.loads(result.stdout)["points"]
+        assert points and all(set(p) & optional == keys for p in points), command
+
+
+def _bandwidth_result(threads: list[int]):  # noqa: ANN202 - a RunResult of hand-made points on tiny
+    from sim.benchmarks.cmdline import parse_command
+    from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult
+    from sim.benchmarks.result import RunResult
+
+    seq = parse_command("iozone -i 0 -r 1m -I -s 1g -t 2 -+m hosts", name="seq")
+    rand = parse_command("iozone -i 2 -r 4k -I -s 1g -t 2 -+m hosts", name="rand")
+    meta = parse_command("mpirun -np 2 mdtest -n 64 -u -F -d /mnt/x", name="meta")
+
+    def point(workload, op: str, t: int, value: float, unit: str) -> PointResult:  # noqa: ANN001
+        return PointResult(
+            workload.name, workload.benchmark, op, t, value, value * 0.95, value * 1.05, unit=unit,
+            bottleneck="storage.numa0.target0", bottleneck_utilization=0.9, converged=True,
+        )  # fmt: skip
+
+    points = [point(seq, "write", t, 1e9 * t, "B/s") for t in threads]
+    points += [point(rand, "random_read", t, 1e4 * t, "op/s") for t in threads]
+    points += [point(meta, "create", t, 1e4 * t, "op/s") for t in threads]
+    system = load_system(TINY)
+    return RunResult(
+        system, [seq.with_threads(threads), rand.with_threads(threads), meta], 1, DEFAULT_PRECISION, points
+    )
+
+
+def test_plot_draws_the_ceiling_of_the_clients_used_as_steps_and_labels_each_unit() -> None:
+    # On tiny's 2 clients, 1 thread uses one client: the ceiling is drawn per thread count, as a step
+    # line centred on each point (its value holds at that count, not between counts); each panel's
+    # axis is in its benchmark's unit.
+    from sim.report.plot import figure
+
+    axes = figure(_bandwidth_result([1, 2])).axes
+    steps = [line for line in axes[0].get_lines() if "ceiling" in str(line.get_label())]
+    assert [line.get_label() for line in steps] == ["write ceiling of the clients used (pfssim show: all 2)"]
+    assert steps[0].get_drawstyle() == "steps-mid"
+    assert [ax.get_ylabel() for ax in axes] == ["GB/s", "K IOPS", "K op/s"]
+
+
+def test_show_adds_the_equal_share_ceiling_only_for_the_side_where_it_is_lower(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The "an equal share per target" row explains a lower ceiling under striping; where it equals the
+    # max-flow (no shipped topology differs on either side) it would only repeat it. Stand-in: the
+    # write side alone differs.
+    import io
+
+    from rich.console import Console
+
+    from sim.report.show import render_summary
+    from sim.topology.summary import Summary
+
+    monkeypatch.setattr(Summary, "even_differs", lambda self, op: op == "write")
+    out = io.StringIO()
+    render_summary(summarize(load_system(TINY)), Console(file=out, width=200, color_system=None))
+    text = out.getvalue()
+    assert "write, an equal share per target" in text
+    assert "read, an equal share per target" not in text
+
+
+def test_the_console_script_exits_with_the_commands_code(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # noqa: ANN001
+    # pfssim starts in sim.cli.entry.run, which must pass main's code on: a usage error is exit 2,
+    # not the 0 of a script that simply returned.
+    from sim.cli.entry import run
+
+    monkeypatch.setattr(sys, "argv", ["pfssim", "show"])
+    with pytest.raises(SystemExit) as stop:
+        run()
+    assert stop.value.code == 2 and "the following arguments are required: topology" in capsys.readouterr().err
+
+
+def test_reproduce_targets_and_counts_are_worded_at_their_limits() -> None:
+    # A median of exactly 5% and a maximum of exactly 15% meet the targets (<=); the points out of
+    # tolerance are counted over every point, the fitted ones too; a summary row says how many were
+    # fitted on; a parameter fitted on nothing says so.
+    from types import SimpleNamespace
+
+    from sim.validation.report import parameter_rows, summary_row, targets_text
+
+    summary = SimpleNamespace(median_abs_error=0.05, max_abs_error=0.15, n_points=10, n_fitted=2, n_out_of_tolerance=1)
+    shapes = [SimpleNamespace(passed=True), SimpleNamespace(passed=False)]
+    repro = SimpleNamespace(summary=summary, failed_shapes=shapes[1:], shapes=shapes)
+    assert targets_text(repro) == (
+        "Median |error| 5.0% (target <= 5%: met) over the 10 predicted points (the 2 points a parameter was fitted "
+        "on left out); max |error| 15.0% (target <= 15%: met) and 1 of 12 points out of tolerance, over every "
+        "point; 1 of 2 shape checks failing."
+    )
+    assert summary_row("all", summary, shapes) == {
+        "": "all",
+        "median |error|": "5.0%",
+        "max |error|": "15.0%",
+        "points": "10 + 2 fitted",
+        "out of tolerance": "1",
+        "shapes holding": "1/2",
+    }
+    rows = {row["name"]: row for row in parameter_rows()}
+    assert rows["network_latency_s"]["fitted on"] == "not fitted"

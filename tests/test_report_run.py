@@ -232,3 +232,67 @@ def test_ior_opens_and_closes_get_a_column_once_they_show() -> None:
     assert "open/close" in shown and "-37.3%" in _row(shown, "write", "16")
     assert "first open to the last close" in shown
     assert "open/close" not in _render([point(1e-7)], [ior])
+
+
+def test_a_last_task_slower_or_faster_than_the_aggregate_is_signed() -> None:
+    # The column is the change the benchmark's arithmetic makes: +2.0% for a factor of 1.02, -3.0% for
+    # 0.97; a sign always, so that a gain is not read as a loss.
+    points = [
+        _point(IOR, "write", 4, 2.0e9, "B/s", last_task_factor=1.02),
+        _point(IOR, "write", 8, 2.0e9, "B/s", last_task_factor=0.97),
+    ]
+    text = _render(points, [IOR])
+    assert "+2.0%" in _row(text, "│ write", "│       4 │")
+    assert "-3.0%" in _row(text, "│ write", "│       8 │")
+
+
+@pytest.mark.parametrize(("replications", "said"), [(2, "1 degree of freedom"), (3, "2 degrees of freedom")])
+def test_replications_are_said_with_their_degrees_of_freedom(replications: int, said: str) -> None:
+    # N independent runs give a Student t interval of N - 1 degrees of freedom.
+    text = " ".join(
+        _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s", replications=replications)], [RANDOM]).split()
+    )
+    assert (
+        f"each point is the mean of {replications} independent runs (seeds derived from seed 7: another file "
+        f"layout, other start points and drive phases); its interval comes from their spread (Student t, {said})"
+    ) in text
+
+
+def test_the_zero_width_note_is_for_intervals_shown_as_zero_only() -> None:
+    # +-0.06% is shown as "± 0.1%": it is not a fixed rate, and gets no "± 0.0%" note.
+    narrow = _point(IOR, "write", 4, 2.0e9, "B/s", ci_low=2.0e9 * 0.9994, ci_high=2.0e9 * 1.0006)
+    text = _render([narrow], [IOR])
+    assert "± 0.1%" in _row(text, "│ write")
+    assert "± 0.0%" not in text
+
+
+def test_a_one_client_run_names_the_first_client() -> None:
+    # A workload run on one client (no -+m hosts file) runs every thread on the system's first client.
+    local = parse_command("iozone -i 2 -r 4k -I -s 1g -t 4", name="local")
+    text = " ".join(_render([_point(local, "random_read", 4, 20_000.0, "op/s")], [local]).split())
+    assert "tiny: local, iozone_random_nn, every thread on client0" in text
+
+
+def _busier(names: list[str]) -> str:
+    point = _point(
+        IOR, "write", 4, 2.1e9, "B/s", bottleneck="ctrlA.write", bottleneck_utilization=0.79,
+        utilization={"ctrlA.write": 0.79} | {name: 0.92 for name in names}, off_path=tuple(names),
+    )  # fmt: skip
+    return " ".join(_render([point], [IOR]).split())
+
+
+def test_parts_busier_than_the_bottleneck_are_listed_up_to_three_then_counted() -> None:
+    # Three names are listed in full; a fourth is counted ("and 1 more"), in name order.
+    three = _busier(["vd2.drives", "vd0.drives", "vd1.drives"])
+    assert "busier than the bottleneck but not named: vd0.drives, vd1.drives, vd2.drives: drives behind" in three
+    four = _busier(["vd3.drives", "vd2.drives", "vd0.drives", "vd1.drives"])
+    assert "not named: vd0.drives, vd1.drives, vd2.drives and 1 more: drives behind" in four
+
+
+def test_an_open_close_share_of_exactly_half_a_percent_gets_its_column() -> None:
+    # 5 ms of opens and closes against 1 s of transfer (1 thread moving 1 B at 1 B/s) is 0.5%, the
+    # share from which the column shows.
+    point = _point(IOR, "write", 1, 1.0, "B/s", work_per_task=1.0, open_close_s=0.005)
+    assert point.open_close_share == 0.005
+    text = _render([point], [IOR])
+    assert "open/close" in text and "-0.5%" in _row(text, "│ write")
