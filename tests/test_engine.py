@@ -616,3 +616,37 @@ def test_mser_cuts_at_least_a_large_step(noise: list[float], step: int, offset: 
     rates = [100.0 - offset] * step + [100.0 + x for x in noise]
     cut, settled = mser_cut(rates)
     assert cut >= step
+
+
+def test_a_meter_counts_each_request_once_for_its_own_thread_and_wakes_after_exactly_n() -> None:
+    # progress() moves the amount as work is done, add() the rest and the request count; both, and
+    # supply(), are kept per thread. after(2) fires at the second completion after it, not before.
+    from sim.engine.meter import Meter
+
+    env = simpy.Environment()
+    meter = Meter(env, 3)
+    meter.progress(1, 30.0)
+    meter.add(1, 70.0)
+    meter.add(2, 5.0)
+    assert (meter.amount, meter.count, meter.per_thread) == (105.0, 2, [0.0, 100.0, 5.0])
+    meter.supply(2, 4.0)
+    meter.supply(2, 6.0)
+    meter.supply(0, 1.0)
+    assert (meter.supplied, meter.supplied_per_thread) == (11.0, [1.0, 0.0, 10.0])
+    event = meter.after(2)
+    meter.add(0, 1.0)
+    assert not event.triggered
+    meter.add(0, 1.0)
+    assert event.triggered and meter.per_thread == [2.0, 100.0, 5.0]
+
+
+def test_a_component_asking_for_its_stream_again_continues_it_and_no_mean_draws_nothing() -> None:
+    # Streams hands a name the same stream each time: a second call continues the draws rather than
+    # restarting them (which would repeat the numbers). An exponential of mean 0 or below is 0.
+    streams = Streams(3)
+    first = streams("target0").uniform()
+    second = streams("target0").uniform()
+    fresh = Stream(3, "target0")
+    assert [first, second] == [fresh.uniform(), fresh.uniform()] and first != second
+    assert streams("target0") is streams("target0")
+    assert (fresh.exponential(0.0), fresh.exponential(-1.0)) == (0.0, 0.0)

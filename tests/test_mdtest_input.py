@@ -347,3 +347,23 @@ def test_files_beyond_the_metadata_capacity_are_refused() -> None:
         "mpirun -np 2 mdtest -F -n 99999999999999999999999",
     )
     assert result.code == 2 and "--cmd -n:" in result.stderr and "metadata entries" in result.stderr
+
+
+def test_a_tree_of_depth_zero_is_read_from_z_0() -> None:
+    # mdtest -z 0 (its default) is a tree of the top directory alone: a depth of 0 is valid, unlike
+    # -b 0 or -I 0, which are refused as below 1.
+    w = parse_command("mpirun -np 4 mdtest -F -u -I 16 -z 0 -b 2 -C")
+    assert isinstance(w, MdtestWorkload)
+    assert (w.depth, w.branching, w.items_per_dir) == (0, 2, 16)
+
+
+def test_an_iozone_record_as_large_as_the_file_is_accepted_and_one_larger_refused() -> None:
+    # IOzone moves a file of -s in records of -r: a record equal to the file is one record a file;
+    # only a record larger than the file is refused.
+    w = parse_command("iozone -i 0 -I -r 1m -s 1m -t 2")
+    assert isinstance(w, Workload)
+    assert (w.record_size, w.file_size) == (2**20, 2**20)
+    with pytest.raises(WorkloadError) as info:
+        parse_command("iozone -i 0 -I -r 2m -s 1m -t 2")
+    (problem,) = info.value.problems
+    assert problem.path == "-r" and "is larger than the file size per thread" in problem.message

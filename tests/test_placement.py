@@ -92,3 +92,83 @@ def test_mdtest_per_node() -> None:
     system = load_system(HDR100)
     ctx = build_model(system, w, "create", 64).ctx
     assert [ctx.threads_on(c) for c in system.clients] == [8] * 8 + [0] * 8
+
+
+def test_ranks_up_to_the_mapping_run_and_one_more_is_refused() -> None:
+    # beegfs-hdr100 has 16 clients: -N 4 places at most 64 ranks; the 65th needs a 17th client.
+    from sim.benchmarks.runnable import check_runnable
+
+    system = load_system(HDR100)
+    assert len(system.clients) == 16
+    check_runnable(system, parse_command(f"mpirun -np 64 -N 4 {IOR}"))
+    with pytest.raises(WorkloadError) as info:
+        check_runnable(system, parse_command(f"mpirun -np 65 -N 4 {IOR}"))
+    (problem,) = info.value.problems
+    assert problem.path == "per_node"
+    assert "need more clients than the 16 of beegfs-hdr100 (17 at 65;" in problem.message
+
+
+def test_buffered_beegfs_calls_below_512_kib_are_refused_at_any_size() -> None:
+    # BeeGFS's buffered cache takes calls below 512 KiB (tuneFileCacheType = buffered), which pfssim
+    # does not model: 256 KiB is refused as 4 KiB is, 512 KiB bypasses the cache and runs.
+    from sim.benchmarks.runnable import check_runnable
+
+    system = load_system(HDR100)
+    with pytest.raises(WorkloadError) as info:
+        check_runnable(system, parse_command("iozone -i 2 -r 256k -s 1g -t 2"))
+    (problem,) = info.value.problems
+    assert problem.path == "direct_io"
+    assert problem.message.startswith("buffered calls of 256 KiB go through the BeeGFS client's buffer cache")
+    check_runnable(system, parse_command("iozone -i 2 -r 512k -s 1g -t 2"))
+
+
+def test_a_client_pagepool_smaller_than_one_block_is_refused_and_one_block_runs() -> None:
+    # GPFS stages data through the pagepool a block at a time: on pixstor-large's 8 MiB blocks a
+    # 4 MiB pagepool cannot hold one and is refused; exactly 8 MiB can.
+    from sim.benchmarks.runnable import check_runnable
+    from sim.benchmarks.workloads import find_workload
+
+    system = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    assert system.spec.filesystem.block_size == 8 * 2**20
+    workload = find_workload("pixstor-iozone-random")
+    with pytest.raises(WorkloadError) as info:
+        check_runnable(system, workload.model_copy(update={"gpfs_pagepool_client": 4.0 * 2**20}))
+    (problem,) = info.value.problems
+    assert problem.path == "gpfs_pagepool_client"
+    assert problem.message.startswith("a client pagepool of 4 MiB cannot hold one 8 MiB file-system block")
+    check_runnable(system, workload.model_copy(update={"gpfs_pagepool_client": 8.0 * 2**20}))
+
+
+def test_beegfs_worker_and_connection_counts_come_from_the_service_then_the_file_system_then_the_default() -> None:
+    # A service's own workers win over filesystem.workers; without either, storage takes the shipped
+    # conf's 12 and meta BeeGFS's rule, twice the zone's cores but at least 4; conn_max_internode
+    # left out is the shipped conf's (client 12, meta 32). show marks a given value "topology".
+    from dataclasses import replace
+
+    from sim.fs.settings import (
+        beegfs_conn_max,
+        beegfs_meta_workers,
+        beegfs_storage_workers,
+        filesystem_settings,
+        service_zone,
+    )
+
+    system = load_system(ROOT / "tests" / "data" / "tiny.yaml")
+    meta = next(s for s in system.services.values() if s.kind == "beegfs-meta")
+    storage = next(s for s in system.services.values() if s.kind == "beegfs-storage")
+    assert (beegfs_meta_workers(system, meta), beegfs_storage_workers(system, storage)) == (4, 8)
+    assert beegfs_meta_workers(system, replace(meta, workers=7)) == 7
+    assert beegfs_storage_workers(system, replace(storage, workers=5)) == 5
+    origins = {s.key: s.origin for s in filesystem_settings(system)}
+    assert origins["workers.meta"] == origins["workers.storage"] == origins["conn_max_internode.client"] == "topology"
+    fs = system.spec.filesystem.model_copy(update={"workers": {}, "conn_max_internode": {}})
+    system.spec = system.spec.model_copy(update={"filesystem": fs})
+    assert beegfs_storage_workers(system, storage) == 12
+    assert (beegfs_conn_max(system, "client"), beegfs_conn_max(system, "meta")) == (12, 32)
+    zone = service_zone(system, meta)
+    for cores, workers in ((1, 4), (2, 4), (3, 6), (24, 48)):
+        system.zone_cores[zone] = cores
+        assert beegfs_meta_workers(system, meta) == workers, cores
+    origins = {s.key: s.origin for s in filesystem_settings(system)}
+    assert origins["conn_max_internode.client"] == "default: the shipped beegfs-client.conf"
+    assert origins["workers.storage"] == "default: the shipped beegfs-storage.conf"

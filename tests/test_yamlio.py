@@ -203,3 +203,141 @@ def test_a_merge_key_is_refused_at_its_own_line() -> None:
             "YAML merge keys ('<<') are not supported; write the keys out (a topology's servers can share a template)",
         )
     ]
+
+
+def test_expand_names_counts_from_start_and_a_fixed_name_takes_count_one_only() -> None:
+    # ``storage{i}`` with count 3 from 1 is storage1..storage3 (system.py's docstring); a name with
+    # no {i} placeholder can name one component only, so count 2 must be refused, not give twins.
+    from sim.topology.build_base import expand_names
+
+    assert expand_names("storage{i}", 3, 1) == ["storage1", "storage2", "storage3"]
+    assert expand_names("meta", 1, 0) == ["meta"]
+    with pytest.raises(ValueError, match=r"name 'meta' needs an '\{i\}' placeholder when count is 2"):
+        expand_names("meta", 2, 0)
+
+
+def test_a_part_defined_twice_is_refused_where_it_is_defined_again() -> None:
+    # A second definition of a part name (a system's own parts: repeating the catalogue's) must not
+    # silently replace the first: it is refused at the second one, naming where the first is.
+    from sim.config.load import Catalogue
+
+    drive = (
+        "{model: m, source: s, kind: nvme, capacity: 1 TB, interface: {bus: pcie3, lanes: 4}, "
+        "seq_read: 2 GB/s, seq_write: 1 GB/s, rand_read_iops: 1000 IOPS, rand_write_iops: 1000 IOPS, "
+        "read_latency: 100 us, write_latency: 20 us}"
+    )
+    first, first_map = load_yaml_text(f"drives:\n  d1: {drive}\n", "parts/drives.yaml")
+    again, again_map = load_yaml_text(f"name: x\nparts:\n  drives:\n    d1: {drive}\n", "system.yaml")
+    catalogue = Catalogue()
+    assert catalogue.add_document(first, first_map) == []
+    (problem,) = catalogue.add_document(again["parts"], again_map, ("parts",))
+    assert (problem.file, problem.line, problem.path) == ("system.yaml", 4, "parts.drives.d1")
+    assert problem.message == "part 'd1' is already defined at parts/drives.yaml:2; use 'overrides' to change a field"
+    assert catalogue.get("drives", "d1").smap is first_map  # the first definition is kept
+
+
+_HDD_FIELDS = {
+    "model": "hdd",
+    "source": "s",
+    "kind": "nl_sas_hdd",
+    "capacity": "12 TB",
+    "interface": {"bus": "sas3", "lanes": 1},
+    "seq_read": "250 MB/s",
+    "seq_write": "200 MB/s",
+    "rand_read_iops": "150 IOPS",
+    "rand_write_iops": "150 IOPS",
+    "read_latency": "12 ms",
+    "write_latency": "12 ms",
+    "rpm": "7200 rpm",
+    "avg_seek": "8 ms",
+    "inner_seq_rate": "125 MB/s",
+}
+
+
+def test_an_hdd_inner_rate_above_either_outer_rate_and_a_seek_at_track_to_track_are_refused() -> None:
+    # inner_seq_rate is the slow inner-zone rate: above the slower of seq_read/seq_write (here 200
+    # MB/s, write) is a mistake even though it is below seq_read. An avg_seek equal to the 0.5 ms
+    # track-to-track seek gives the seek curve no slope: "not above" it is refused too.
+    from pydantic import ValidationError
+
+    from sim.config.parts import Drive
+
+    Drive.model_validate(_HDD_FIELDS)
+    with pytest.raises(ValidationError, match=r"inner_seq_rate is above the outer-zone rate"):
+        Drive.model_validate({**_HDD_FIELDS, "inner_seq_rate": "220 MB/s"})
+    with pytest.raises(ValidationError, match=r"avg_seek 0.5 ms is not above the 0.5 ms track-to-track seek"):
+        Drive.model_validate({**_HDD_FIELDS, "avg_seek": "0.5 ms"})
+
+
+def test_a_published_threads_range_needs_low_below_high() -> None:
+    # A plateau over [64, 64] is one point, not a range: refused as [low, high] with low < high.
+    from pydantic import ValidationError
+
+    from sim.validation.dataset import PublishedPoint
+
+    point = {"id": "p", "op": "write", "kind": "plateau", "value": "10 GB/s", "source": "s"}
+    assert PublishedPoint.model_validate({**point, "threads_range": [64, 128]}).threads_range == (64, 128)
+    with pytest.raises(ValidationError, match=r"threads_range must be \[low, high\] with low < high"):
+        PublishedPoint.model_validate({**point, "threads_range": [64, 64]})
+
+
+def test_the_client_total_may_reach_the_thread_limit_but_not_pass_it() -> None:
+    # pfssim runs at most 65,536 threads, one or more per client: beegfs-hdr100's two groups of 8
+    # clients may grow to 65,536 in all; one more client could never be used and is refused.
+    from pydantic import ValidationError
+
+    from sim.config.system import SystemSpec
+
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    data, _ = load_yaml_text(text, "beegfs-hdr100.yaml")
+    assert [group["count"] for group in data["clients"]] == [8, 8]
+    data["clients"][0]["count"] = 65528
+    assert sum(group.count for group in SystemSpec.model_validate(data).clients) == 65536
+    data["clients"][0]["count"] = 65529
+    with pytest.raises(ValidationError, match="65,537 clients in all; pfssim runs at most 65,536 threads"):
+        SystemSpec.model_validate(data)
+
+
+def test_raid_and_nsd_schema_limits_are_exact() -> None:
+    # RAID10 mirrors pairs: 5 members is refused though it is "at least 4"; a RAID10 stripe unit
+    # must be a power of two as RAID5/6's (Linux md); explicit drives may not list a slot twice. An
+    # NSD queue's threads may equal the server's worker threads but not exceed them. A pagepool of
+    # exactly 80% of memory can be pinned, a byte more cannot (IBM message 6027-329).
+    from pydantic import ValidationError
+
+    from sim.config.system import NsdThreadsSpec, RaidSpec, pagepool_too_large
+
+    RaidSpec.model_validate({"level": 10, "members": 4, "stripe_unit": "512 KiB"})
+    with pytest.raises(ValidationError, match="RAID10 needs an even number of members, at least 4, got members: 5"):
+        RaidSpec.model_validate({"level": 10, "members": 5, "stripe_unit": "512 KiB"})
+    with pytest.raises(ValidationError, match="RAID10 needs a power-of-two stripe unit"):
+        RaidSpec.model_validate({"level": 10, "members": 4, "stripe_unit": "384 KiB"})
+    RaidSpec.model_validate({"level": 0, "members": 4, "stripe_unit": "384 KiB"})  # RAID0: any whole KiB
+    with pytest.raises(ValidationError, match="'drives' lists a slot twice"):
+        RaidSpec.model_validate({"level": 1, "members": 2, "drives": [3, 3], "stripe_unit": "512 KiB"})
+    assert NsdThreadsSpec.model_validate({"max_worker": 16, "per_queue": 16}).per_queue == 16
+    with pytest.raises(ValidationError, match=r"per_queue \(17\) is more than max_worker \(16\)"):
+        NsdThreadsSpec.model_validate({"max_worker": 16, "per_queue": 17})
+    memory = 100 * 2.0**30
+    assert pagepool_too_large(0.8 * memory, memory) is None
+    assert "cannot be more than 80% of real memory (80 GiB here" in pagepool_too_large(0.8 * memory + 1, memory)
+
+
+def test_a_topology_with_two_workload_keys_is_told_it_mixes_the_two_files(tmp_path) -> None:
+    # Two keys only a workload has (benchmark:, ops:) beside a topology's sections: one file cannot be
+    # both, said at the first of them before anything else is looked for (there is no parts/ folder
+    # here, and its absence is not reported). A lone stray key is left to the topology's own checks.
+    from sim.config.load import load_system_spec
+
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(text + "benchmark: iozone_seq_nn\nops: [write]\n")
+    with pytest.raises(ConfigError) as info:
+        load_system_spec(mixed)
+    (problem,) = info.value.problems
+    assert problem.path == "benchmark" and problem.line == text.count("\n") + 1
+    assert problem.message.startswith("this file has both a workload's keys (benchmark:, ops:) and a topology's (")
+    mixed.write_text(text + "ops: [write]\n")
+    with pytest.raises(ConfigError) as info:
+        load_system_spec(mixed)
+    assert not any("both a workload's keys" in p.message for p in info.value.problems)
