@@ -1200,6 +1200,67 @@ def test_a_zone_with_two_hcas_deals_them_to_the_threads_that_reach_it(tmp_path: 
     assert min(servers.values()) > 0.3, servers
 
 
+SPLIT_CLIENTS = """\
+name: split
+title: two client switches, a storage zone with two HCAs on a third
+source: test fixture
+benchmarks: [beegfs-hp-iozone-seq]
+network:
+  switches:
+    - {name: ib, part: mellanox-sb7890}
+    - {name: a, part: mellanox-sb7890}
+    - {name: b, part: mellanox-sb7890}
+  links:
+    - {between: [ib, a], count: 4, link: edr}
+    - {between: [ib, b], count: 4, link: edr}
+clients:
+  - {name: "ca{i}", count: 1, part: poweredge-c6420, hcas: [{part: connectx4-edr, switch: a}]}
+  - {name: "cb{i}", count: 1, part: poweredge-c6420, hcas: [{part: connectx4-edr, switch: b}]}
+servers:
+  - name: meta
+    part: poweredge-r740xd
+    services: [{kind: beegfs-mgmt}]
+    numa:
+      - hcas: [{part: connectx5-edr, switch: ib}]
+        pcie_switches: [{part: r740xd-nvme-switch, drives: {part: intel-p4600-1.6tb, count: 2}}]
+        raid_groups: [{level: 1, members: 2, stripe_unit: 256 KiB, role: metadata}]
+        services: [{kind: beegfs-meta}]
+  - name: storage
+    part: poweredge-r740xd
+    numa:
+      - hcas: [{part: connectx5-edr, switch: ib}, {part: connectx5-edr, switch: ib}]
+        pcie_switches:
+          - part: r740xd-nvme-switch
+            drives: {part: intel-p4600-1.6tb, count: 4, overrides: {capacity: 16 TB}}
+        raid_groups: [{level: 0, members: 4, stripe_unit: 256 KiB}]
+        services: [{kind: beegfs-storage}]
+filesystem:
+  kind: beegfs
+  chunk_size: 2 MiB
+  num_targets: 1
+  target_chooser: roundrobin
+  workers: {meta: 4, storage: 8}
+  conn_max_internode: {meta: 8, storage: 8, client: 8}
+  capacity_efficiency: {value: 1.0, source: test}
+"""
+
+
+def test_clients_on_two_switches_are_dealt_the_hcas_of_a_zone_on_a_third_together(tmp_path: Path) -> None:
+    # One client on switch a, one on b, the storage zone's two HCAs on ib: both clients' requests
+    # may arrive by either HCA, so the two threads are dealt one each. Counting the turns per client
+    # switch (the first version of session 32) gave both threads the first HCA and left the other
+    # idle; dealing by the thread's index (before) was balanced here.
+    from sim.benchmarks.workloads import find_workload
+
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "split.yaml"
+    path.write_text(SPLIT_CLIENTS)
+    point = run_point(load_system(path), find_workload("beegfs-hp-iozone-seq"), "read", 2, seed=1)
+    hca0, hca1 = (point.utilization.get(f"storage.numa0.hca{i}.tx", 0.0) for i in (0, 1))
+    assert hca0 > 0.2 and hca1 > 0.2, (hca0, hca1)
+    assert hca0 == pytest.approx(hca1, rel=0.1)
+
+
 def _chooser_model(chooser: str, stripe: int):  # noqa: ANN202 - a BeeGFS model
     """A BeeGFS model of beegfs-hdr100 (33 targets, 3 on each of 11 services) choosing ``stripe``
     targets a file with ``chooser``."""
@@ -1274,7 +1335,8 @@ def test_a_few_hot_pools_are_not_named_over_the_family_that_holds_most_requests(
     # 512 random readers. The metadata server's three storage services have one target each, so
     # their targets' workers fill (and are waited for) while the connections hold the rate for the
     # rest: most connection pools are full, 3 of 33 targets' workers are. The innermost-pool rule
-    # alone named those workers; more connections raise the rate far more than more workers.
+    # alone (session 32's first version) named those workers; more connections raise the rate far
+    # more than more workers. (The fewest-slots rule before it named a connection pool here too.)
     from sim.benchmarks.workloads import find_workload
 
     workload = find_workload("beegfs-hp-iozone-random")
@@ -1357,3 +1419,62 @@ def test_a_beegfs_read_piece_reads_the_target_before_it_crosses_the_network() ->
     assert model.ctx.meter.per_thread[0] == 0.0
     env.run(until=25.0)
     assert model.ctx.meter.per_thread[0] == MIB
+
+
+def test_beegfs_metadata_workers_are_named_over_the_client_connections_that_wait_for_them(tmp_path: Path) -> None:
+    # beegfs-hdr100 with 2 metadata workers and 1 connection per client and service, 1024 mdtest
+    # tasks stat-ing: a request holds its client's connection while it queues for a metadata worker,
+    # so both are full; the workers hold the rate (twice the workers: about twice the stats; twice
+    # the connections: the same). With every mdtest pool at one stage, the tie went to the fewest
+    # slots and named a client's one connection (session 32's review).
+    from sim.benchmarks.workloads import find_workload
+
+    def variant(workers: int, connections: int) -> Path:
+        settings = SETTINGS.replace("meta: 24,", f"meta: {workers},").replace("client: 24}", f"client: {connections}}}")
+        source = ROOT / "topologies" / "beegfs-hdr100.yaml"
+        return _edited(tmp_path, source, f"meta{workers}c{connections}", [(SETTINGS, settings)])
+
+    workload = find_workload("mdtest-beegfs-hp")
+    base = run_point(load_system(variant(2, 1)), workload, "stat", 1024, seed=1)
+    assert base.bottleneck.startswith("meta.") and base.bottleneck.endswith(".workers"), base.bottleneck
+    assert max(held for name, held in base.pool_occupancy.items() if "->meta." in name) >= 0.9  # full too
+    connections = run_point(load_system(variant(2, 2)), workload, "stat", 1024, seed=1)
+    workers = run_point(load_system(variant(4, 1)), workload, "stat", 1024, seed=1)
+    assert connections.value < 1.05 * base.value
+    assert workers.value > 1.8 * base.value
+
+
+def test_the_pool_rule_by_hand() -> None:
+    """`_tightest_pool` on made-up pools (slots taken in the window as ``visits``): families first,
+    by the share of their traffic through their full pools; of those with at least half, the
+    innermost (then the larger share, then the fewest slots); if none has half, the largest share;
+    within the family, the full pool that took the most requests."""
+    from types import SimpleNamespace
+
+    from sim.benchmarks.driver import _tightest_pool
+    from sim.engine.core import Pool
+
+    def rule(pools: list[tuple[str, int, int, str, int]], full: list[str]) -> str:
+        made = {}
+        for name, size, stage, family, visits in pools:
+            made[name] = Pool(None, name, size, stage, family)  # type: ignore[arg-type]
+            made[name].visits = visits
+        return _tightest_pool(SimpleNamespace(pools=made), full, {})  # type: ignore[arg-type]
+
+    outer = [("c0", 8, 0, "conns", 400), ("c1", 8, 0, "conns", 400), ("c2", 8, 0, "conns", 200)]
+    inner = [("w0", 4, 1, "workers", 600), ("w1", 8, 1, "workers", 100), ("w2", 8, 1, "workers", 300)]
+    # Both families hold most of their traffic in full pools (conns all of it, workers 900 of 1000):
+    # the inner one is named, by its full pool that took the most requests (w0, 600), not its
+    # largest (w2).
+    assert rule(outer + inner, ["c0", "c1", "c2", "w0", "w2"]) == "w0"
+    # The inner family's full pool carries 100 of its 1000 requests, the outer's 800 of 1000: a hot
+    # inner pool does not hold the rate, the outer family does.
+    assert rule(outer + inner, ["c0", "c1", "w1"]) in {"c0", "c1"}
+    # Neither reaches half (conns 400 of 1000, workers 300 of 1000): the larger share is named.
+    assert rule(outer + inner, ["c0", "w2"]) == "c0"
+    assert rule(outer + inner, ["c2", "w2"]) == "w2"  # conns 200 of 1000 against 300 of 1000
+    # One stage, both families wholly full: the larger share, then the fewest slots in a pool.
+    same = [("a0", 8, 0, "a", 100), ("b0", 4, 0, "b", 100)]
+    assert rule(same, ["a0", "b0"]) == "b0"
+    assert rule([("a0", 8, 0, "a", 100), ("a1", 8, 0, "a", 100), ("b0", 4, 0, "b", 100)], ["a0", "b0", "a1"]) == "b0"
+    assert rule([("a0", 8, 0, "a", 100), ("b0", 4, 0, "b", 100), ("b1", 4, 0, "b", 100)], ["a0", "b0"]) == "a0"

@@ -461,8 +461,9 @@ def _tightest_pool(platform: Platform, full: list[str], visits0: dict[str, int])
     hold a rate that another family's full pools hold for most requests. Of the families whose
     full pools carry most of their traffic (:data:`POOL_FAMILY_MAJORITY`), the innermost is named
     (the highest ``stage``): a request holds its outer pools' slots while it queues for it, so
-    the outer ones look full too, and more of their slots only add waiters; if none does, the
-    family with the largest share. Ties go to the family with the fewest slots in a pool. Within
+    the outer ones look full too, and more of their slots only add waiters (among families of one
+    stage, the larger share, then the fewest slots in a pool); if none does, the family with the
+    largest share (then the inner, then the fewest slots). Within
     the family, the full pool that took the most requests is named (a typical one, not a pool
     that a setting of its own made smaller).
 

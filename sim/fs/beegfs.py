@@ -400,25 +400,28 @@ class BeeGFSModel:
         return route
 
     def _server_hca_turn(self, t: int, service: Service) -> int:
-        """Thread ``t``'s turn among the threads whose files reach ``service`` from its client HCA's
-        switch, which deals the service's HCAs to them in turn (:meth:`Platform.pick_server_hca`).
+        """Thread ``t``'s turn among the threads whose files reach ``service`` and that are dealt
+        the same HCAs of it (:meth:`Platform.server_hca_candidates`, from their client HCAs), which
+        deals those HCAs to them in turn (:meth:`Platform.pick_server_hca`).
 
         Dealt by the thread's own index, the HCAs of a zone could alias with the layout: on
         beegfs-hdr100 with two HCAs per zone, the round-robin stripes put only odd threads on the
-        metadata server's storage zone at 64 threads, and one of its HCAs carried nothing."""
+        metadata server's storage zone at 64 threads, and one of its HCAs carried nothing. The
+        turns are counted per list of HCAs dealt, not per client switch: clients on two switches
+        that both reach the service's HCAs on a third took the same first HCA (session 32's review)."""
         turns = self.hca_ranks.get(service.name)
         if turns is None:
             ctx = self.ctx
-            switch_of = ctx.system.hca_switch
+            platform = ctx.platform
             mine = {target for target, owner in self.service_of.items() if owner is service}
-            counts: dict[str, int] = {}
+            counts: dict[tuple[str, ...], int] = {}
             turns = self.hca_ranks[service.name] = {}
             for u, f in enumerate(self.files):
                 if mine.isdisjoint(f.targets):
                     continue
-                switch = switch_of[ctx.client_hca(u, service.hcas)]
-                turns[u] = counts.get(switch, 0)
-                counts[switch] = turns[u] + 1
+                dealt = platform.server_hca_candidates(ctx.client_hca(u, service.hcas), service.hcas)
+                turns[u] = counts.get(dealt, 0)
+                counts[dealt] = turns[u] + 1
         return turns[t]
 
     def _storage(self, target: str, op: str, offset: float, size: float, route: Route) -> Event:

@@ -73,12 +73,21 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.storage_service = {t: system.services_of(t)[0] for t in self.targets}
         pool = ctx.platform.pool
         self._zones: dict[str, str] = {}
+        # Pool stages (naming the full pool that holds the rate): a client's connections are taken
+        # first (0); the server-side pools nest both ways (a worker waits for a connection to another
+        # server, whose worker the message then takes), so workers, direct workers and server
+        # connections share stage 1.
         self.meta_workers = {
-            s.name: pool(f"{s.name}.workers", beegfs_meta_workers(system, s), family="metadata workers")
+            s.name: pool(f"{s.name}.workers", beegfs_meta_workers(system, s), stage=1, family="metadata workers")
             for s in self.meta
         }
         self.storage_workers = {
-            t: pool(f"{t}.workers", beegfs_storage_workers(system, self.storage_service[t]), family="storage workers")
+            t: pool(
+                f"{t}.workers",
+                beegfs_storage_workers(system, self.storage_service[t]),
+                stage=1,
+                family="storage workers",
+            )
             for t in self.targets
         }
         # Messages from other servers arrive on "direct" connections and are queued as direct work,
@@ -86,7 +95,9 @@ class BeeGFSMetadataModel(MetadataModelBase):
         # otherwise (APP_WORKERS_DIRECT_NUM 1 in beegfs-meta's App.cpp; StreamListener puts the work
         # of a direct socket on the direct queue). Without it, mkdirs whose workers all wait on each
         # other's MkLocalDirMsg would deadlock, in the model as in a server built without it.
-        self.direct_workers = {s.name: pool(f"{s.name}.direct-worker", 1, family="direct workers") for s in self.meta}
+        self.direct_workers = {
+            s.name: pool(f"{s.name}.direct-worker", 1, stage=1, family="direct workers") for s in self.meta
+        }
         self.conn_limit = beegfs_conn_max(system, "client")
         # A metadata service's own connections to each other server (beegfs-meta's
         # connMaxInternodeNum): its chunk-file messages to a storage service and its inode messages
@@ -164,7 +175,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         pool = self.links.get(key)
         if pool is None:
             pool = self.links[key] = self.ctx.platform.pool(
-                f"{sender.name}->{receiver.name}", self.link_limit, family="server connections"
+                f"{sender.name}->{receiver.name}", self.link_limit, stage=1, family="server connections"
             )
         return pool
 

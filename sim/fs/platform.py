@@ -37,6 +37,7 @@ class Platform:
         self.latency = value("network_latency_s")
         self.stations: dict[str, Station] = {}
         self.pools: dict[str, Pool] = {}  # worker, connection and thread pools of the file-system models
+        self._family_stage: dict[str, int] = {}
         self.rates: dict[str, float] = {}
         self.drives: dict[str, SsdDrive | HddDrive] = {}
         self.raids: dict[str, RaidDevice] = {}
@@ -125,6 +126,8 @@ class Platform:
         ``stage`` orders the pools of a request's path and ``family`` groups the pools one setting
         sizes (:class:`Pool`), for naming the full ones that hold the rate."""
         pool = self.pools[name] = Pool(self.env, name, size, stage, family)
+        # A family is one setting's pools: one place on the request's path.
+        assert self._family_stage.setdefault(pool.family, stage) == stage, f"{pool.family}: two stages"
         return pool
 
     def all_stations(self) -> dict[str, Station]:
@@ -331,14 +334,19 @@ class Platform:
             return False
         return True
 
-    def pick_server_hca(self, client_hca: str, hcas: tuple[str, ...], index: int) -> str:
-        """A server HCA reachable from ``client_hca``: same switch first, spread by ``index``."""
+    def server_hca_candidates(self, client_hca: str, hcas: tuple[str, ...]) -> tuple[str, ...]:
+        """The HCAs of a service listening on ``hcas`` that ``client_hca``'s requests may arrive
+        by: those on the client HCA's switch, else those a switch path reaches."""
         s = self.system
         switch = s.hca_switch[client_hca]
         local = [h for h in hcas if s.hca_switch[h] == switch]
         # Else the ones a switch path reaches (a service may also listen on a fabric this client
         # is not on); unreachable_targets refuses a system where none is.
-        pool = local or [h for h in hcas if self.connected(switch, s.hca_switch[h])] or list(hcas)
+        return tuple(local or [h for h in hcas if self.connected(switch, s.hca_switch[h])] or hcas)
+
+    def pick_server_hca(self, client_hca: str, hcas: tuple[str, ...], index: int) -> str:
+        """A server HCA reachable from ``client_hca`` (:meth:`server_hca_candidates`), spread by ``index``."""
+        pool = self.server_hca_candidates(client_hca, hcas)
         return pool[index % len(pool)]
 
     def network_hops(self, client_hca: str, server_hca: str, op: str) -> list[Hop]:

@@ -70,12 +70,13 @@ def render_summary(summary: Summary, console: Console) -> None:
                 f"{even.describe()} (striping spreads a benchmark's data evenly over the targets)",
             )
 
-    if any(part.kind == "nl_sas_hdd" for part in s.drive_parts.values()):
+    data_drives = {m for t in s.storage_targets for m in s.groups[t].members}
+    if any(s.drive_parts[d].kind == "nl_sas_hdd" for d in data_drives):
         # A teaching review found the drives named as a run's bottleneck far below this ceiling
         # (pixstor-large reads: 23 GB/s, drives 99.8% busy, ceiling 28 GB/s from the controllers).
         bounds.caption = (
             "hard disks count here at their datasheet sequential rate; streams that interleave on a "
-            "disk make it seek, and a run can find the disks busy well below this ceiling"
+            "disk make it seek, and a run can be bound by the disks well below this ceiling"
         )
 
     settings = Table(title=f"File-system settings ({s.spec.filesystem.kind}, as the model runs them)")
