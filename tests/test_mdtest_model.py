@@ -625,3 +625,282 @@ def test_beegfs_file_data_runs_each_stripe_sets_pieces_together() -> None:
         env.process(write(size))
     env.run()
     assert took == {6 * 2**20: 1.0, 8 * 2**20: 2.0}
+
+
+class _MeanStream:
+    """A stand-in random stream: every exponential time is its mean, every integer draw the last of
+    its range (so a stripe wraps round the target list), every uniform draw 0."""
+
+    def exponential(self, mean: float) -> float:
+        return mean
+
+    def integer(self, n: int) -> int:
+        return n - 1
+
+    def uniform(self) -> float:
+        return 0.0
+
+
+def _recording_walk(model):  # noqa: ANN001, ANN202 - replaces operate with a 1 s step that records its item
+    env = model.ctx.env
+    seen: list[tuple[tuple[int, int], int]] = []
+
+    def operate(t, client, directory, item, stream):  # noqa: ANN001, ANN202 - a SimPy process body
+        seen.append((directory, item))
+        yield env.timeout(1.0)
+
+    model.operate = operate
+    return seen
+
+
+def test_whole_phase_walks_each_directorys_items_then_the_next_directory() -> None:
+    # mdtest's phase for task 0 of a tree of 4 leaf directories of 3 files: files 0, 1, 2 of its
+    # directory 0, then of directory 1, ... and, asked for 14 items, round again to directory 0.
+    # Each operation takes 1 s here, so the task finishes at 14 s.
+    model = build_model(load_system(TINY), _mdtest(items=3), "stat", 1)
+    assert (model.walk.dirs, model.walk.per_dir) == (4, 3)
+    seen = _recording_walk(model)
+    model.ctx.env.run(until=model.start_phase(14))
+    assert seen == [((0, d), i) for d in range(4) for i in range(3)] + [((0, 0), 0), ((0, 0), 1)]
+    assert model.finish == [14.0]
+
+
+def test_steady_state_task_goes_on_to_its_next_directory_after_the_last_item() -> None:
+    # In steady state a task starts anywhere in its walk and then follows it: the next item of the
+    # same directory, or item 0 of the next directory (round from the last to the first) after its
+    # third item. 20 operations of 1 s (started within 19.5 s, the first after a start offset of at
+    # most 10 us) visit all 4 directories.
+    model = build_model(load_system(TINY), _mdtest(items=3), "stat", 1)
+    seen = _recording_walk(model)
+    model.start()
+    model.ctx.env.run(until=19.5)
+    assert len(seen) == 20
+    for ((_, d), i), ((_, d2), i2) in zip(seen[:-1], seen[1:], strict=True):
+        assert (d2, i2) == ((d, i + 1) if i < 2 else ((d + 1) % 4, 0))
+    assert {d for (_, d), _ in seen} == {0, 1, 2, 3}
+
+
+def test_cache_prefill_sits_at_the_watermark_on_ssds_and_full_on_hdds() -> None:
+    # A LUN of SSDs destages small writes faster than the controller takes them (cache at its
+    # half-full flush watermark); one of HDDs does not (full). GPFS data NSDs start at the watermark
+    # whatever their drives, as small files add a stripe only every block / subblock files.
+    from sim.devices.drives import HddDrive, SsdDrive
+
+    high = build_model(load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml"), _mdtest("4 KiB"), "create", 1)
+    raids = high.ctx.platform.raids
+    for lun in high.written_luns():
+        kinds = {type(m) for m in raids[lun].members}
+        assert kinds in ({SsdDrive}, {HddDrive})
+        assert high.prefill_fill(lun) == (0.5 if kinds == {SsdDrive} else 1.0), lun
+    assert {high.prefill_fill(lun) for lun in high.written_luns()} == {0.5, 1.0}
+    gpfs = build_model(load_system(PIXSTOR), _mdtest("4 KiB"), "create", 1)
+    data = gpfs.data_nsds[0]
+    assert all(isinstance(m, HddDrive) for m in gpfs.ctx.platform.raids[data].members)
+    assert gpfs.prefill_fill(data) == 0.5
+    assert gpfs.prefill_fill(gpfs.meta_nsds[0]) == 0.5  # SSDs
+
+
+def test_beegfs_inode_message_takes_an_idle_regular_worker_before_the_direct_worker() -> None:
+    # A MkLocalDirMsg is direct work: a regular worker of the receiver takes it when one is idle,
+    # the one direct worker only when all 4 regular workers are busy.
+    model = build_model(load_system(TINY), _mdtest(), "dir_create", 1)
+    env = model.ctx.env
+    service = model.meta[0]
+    regular, direct = model.meta_workers[service.name], model.direct_workers[service.name]
+    env.process(model._inode_message(service, service, _MeanStream()))
+    env.run()
+    assert (regular.visits, direct.visits) == (1, 0)
+    for _ in range(4):
+        assert regular.try_acquire()
+    env.process(model._inode_message(service, service, _MeanStream()))
+    env.run()
+    assert (regular.visits, direct.visits) == (5, 1)
+
+
+def test_beegfs_inode_messages_to_another_service_take_the_senders_connections() -> None:
+    # beegfs-hdr100 has 6 metadata services. An inode message from one to another holds one of the
+    # sender's connections to it (conn_max_internode.meta, 1 here) until the reply is back: two
+    # messages sent at once go one after the other. A message to itself takes no connection.
+    model = build_model(load_system(ROOT / "topologies" / "beegfs-hdr100.yaml"), _mdtest(), "dir_create", 1)
+    env = model.ctx.env
+    model.link_limit = 1
+    a, b = model.meta[0], model.meta[1]
+    ends: list[float] = []
+
+    def message(owner):  # noqa: ANN001, ANN202 - a SimPy process
+        yield from model._inode_message(a, owner, _MeanStream())
+        ends.append(env.now)
+
+    env.process(message(b))
+    env.process(message(b))
+    env.run()
+    link = model.links[a.name, b.name]
+    assert (link.size, link.visits, link.waits) == (1, 2, 1)
+    # The second leaves when the first's reply is back: a whole round trip later at least.
+    assert ends[1] - ends[0] >= 2 * value("network_latency_s") + value("beegfs_meta_request_cpu_s")
+    env.process(message(a))
+    env.run()
+    assert (a.name, a.name) not in model.links
+
+
+def test_beegfs_chunk_message_is_a_round_trip_and_a_storage_cpu_slice_by_hand() -> None:
+    # One FSyncLocalFileMsg (or close or unlink of a chunk file) with every time at its mean: one
+    # latency to the storage service, its CPU slice on an idle core, one latency back.
+    model = build_model(load_system(TINY), _mdtest(), "create", 1)
+    env = model.ctx.env
+    client = model.ctx.system.clients[0]
+    env.process(model._messages([model.targets[0]], _MeanStream(), client=client))
+    env.run()
+    assert env.now == pytest.approx(2 * value("network_latency_s") + value("beegfs_storage_request_cpu_s"), rel=1e-9)
+
+
+def test_beegfs_stripe_is_consecutive_targets_from_a_random_start() -> None:
+    # beegfs-hdr100: 33 targets, 3 per file. Drawn to start at the last target, a file's stripe
+    # wraps round to the first two; a handle's close asks for as many targets as its data touched.
+    model = build_model(load_system(ROOT / "topologies" / "beegfs-hdr100.yaml"), _mdtest(), "create", 1)
+    targets = model.targets
+    assert (len(targets), model.num_targets) == (33, 3)
+    assert model._stripe(_MeanStream()) == [targets[32], targets[0], targets[1]]
+    assert model._stripe(_MeanStream(), 1) == [targets[32]]
+    assert model._stripe(_MeanStream(), 2) == [targets[32], targets[0]]
+
+
+def test_beegfs_handle_open_writes_the_mdt_only_when_it_creates() -> None:
+    # A timed open is one request (client CPU, a latency each way, the metadata CPU); an open with
+    # O_CREAT also writes the new inode's block to the MDT before the reply.
+    system = load_system(TINY)
+    request = value("beegfs_client_request_cpu_s") + 2 * value("network_latency_s") + value("beegfs_meta_request_cpu_s")
+    from sim.fs.mdtest import FileHandleSteps
+
+    took = {}
+    for kind in ("open", "create"):
+        model = build_model(system, _mdtest(), "create", 1)
+        env = model.ctx.env
+        steps = FileHandleSteps(open=kind, fsync=False, close=False, wrote=False, targets=0)
+        env.process(model.handle(0, system.clients[0], (0, 0), steps, _MeanStream()))
+        env.run()
+        took[kind] = env.now
+    assert took["open"] == pytest.approx(request, rel=1e-9)
+    assert took["create"] >= request + 0.99 * _mdt_write(system, "meta.numa0.drive0")
+
+
+def test_gpfs_pagepool_hit_is_the_nodes_share_over_its_small_files() -> None:
+    # 64 tasks over pixstor-large's 16 nodes (4 a node), each 4 directories of 512 files of 8 MiB
+    # (one whole block each): a node holds 4 x 4 x 512 = 8192 files, 64 GiB, in a 32 GiB pagepool,
+    # so half of its reads hit.
+    model = build_model(load_system(PIXSTOR), _mdtest("8 MiB", threads=64, items=512), "read", 64)
+    assert model.fs.pagepool.client == 32 * 2**30 and model.data_size == 8 * 2**20
+    assert model.hit == 0.5
+
+
+def test_gpfs_reads_of_another_nodes_file_come_from_the_nsds_not_the_pagepool() -> None:
+    # -N 1 with two tasks on two nodes: task 0 reads task 1's 4 KiB file (a 16 KiB subblock, not in
+    # the inode). Its node took the inode token and read the inode (4 KiB from a metadata NSD); the
+    # data is not in its pagepool, whatever the hit rate of its own files: one read of the subblock
+    # from a data NSD. Its own file (no -N) is a pagepool copy: no NSD request at all.
+    def requests(stride: int) -> list[tuple[bool, str, float]]:
+        """(to a metadata NSD, op, bytes) of every NSD request of task 0's read of one file."""
+        model = build_model(load_system(PIXSTOR), _mdtest("4 KiB", threads=2, stride=stride), "read", 2)
+        env = model.ctx.env
+        assert model.hit == 1.0 and not model.in_inode
+        sent: list[tuple[bool, str, float]] = []
+
+        def request(t, nsd, op, offset, size, stream):  # noqa: ANN001, ANN202 - records
+            sent.append((nsd in model.meta_nsds, op, size))
+            yield env.timeout(0)
+
+        model.paths.request = request
+        client = model.ctx.client_of(0)
+        assert model.ctx.client_of(1) != client
+        env.process(model.operate(0, client, (1 if stride else 0, 0), 0, model.ctx.streams("test")))
+        env.run()
+        return sent
+
+    assert requests(1) == [(True, "read", 4096.0), (False, "read", 16384.0)]
+    assert requests(0) == []
+
+
+def test_beegfs_creates_write_the_storage_targets_only_when_files_get_data() -> None:
+    # Empty files (no -w) are made on the metadata service alone (chunk files are made lazily by
+    # the first write): only the MDT's cache starts filled. With -w 4k the targets are written too.
+    system = load_system(TINY)
+    empty = build_model(system, _mdtest(), "create", 1)
+    mdts = {s.targets[0] for s in empty.meta}
+    assert empty.written_luns() == mdts
+    assert build_model(system, _mdtest("4 KiB"), "create", 1).written_luns() == mdts | set(empty.targets)
+
+
+def test_gpfs_directory_token_takeover_is_four_latencies_and_a_flush_by_hand() -> None:
+    # A node takes a directory's token from another: revoke and grant are four message latencies,
+    # then the old holder's flush of the directory block (one inode write, made instant here).
+    # The node that holds the token already pays nothing.
+    model = build_model(load_system(PIXSTOR), _mdtest(unique=False, threads=2), "create", 2)
+    env = model.ctx.env
+    flushes: list[int] = []
+
+    def instant_write(t, stream):  # noqa: ANN001, ANN202 - the flush, without the NSD
+        flushes.append(t)
+        return env.timeout(0)
+
+    model._inode_write = instant_write
+    a, b = model.ctx.client_of(0), model.ctx.client_of(1)
+    assert a != b
+    env.process(model._take_directory(0, a, (0, 0), _MeanStream()))
+    env.run()
+    assert (env.now, flushes, model.holder[0, 0]) == (0.0, [], a)
+    env.process(model._take_directory(1, b, (0, 0), _MeanStream()))
+    env.run()
+    assert env.now == pytest.approx(4 * value("network_latency_s"), rel=1e-12)
+    assert (flushes, model.holder[0, 0]) == ([1], b)
+
+
+def test_gpfs_inode_token_of_another_nodes_item_is_four_latencies_then_the_inode_read() -> None:
+    # mdtest -N: the item's inode token is revoked from its maker's node and granted to this one
+    # (four message latencies) before the inode is read (an NSD request, made instant here).
+    model = build_model(load_system(PIXSTOR), _mdtest(threads=2, stride=1), "stat", 2)
+    env = model.ctx.env
+    reads: list[float] = []
+
+    def request(t, nsd, op, offset, size, stream):  # noqa: ANN001, ANN202 - notes when the read starts
+        reads.append(env.now)
+        yield env.timeout(0)
+
+    model.paths.request = request
+    env.process(model._inode_read(0, _MeanStream()))
+    env.run()
+    assert reads == [pytest.approx(4 * value("network_latency_s"), rel=1e-12)]
+
+
+def test_gpfs_inode_read_of_another_nodes_item_by_hand_at_mean_times() -> None:
+    # The stat of another node's item (mdtest -N) with every random time at its mean, from the
+    # parts: the token (four latencies); the 4 KiB inode read as an NSD request: two latencies, the
+    # NSD server's CPU, the ME4024 controller's read command (1 / its read IOPS, half the array's),
+    # the SSD (its 1 / read IOPS floor and access latency) and the controller's read path.
+    system = load_system(PIXSTOR)
+    # The ME4024 reads and writes 320k commands a second; halve the write rate so that a read's
+    # command time tells which one it takes.
+    read_all, write_all = system.enclosure_iops["me4024-0"]
+    system.enclosure_iops["me4024-0"] = (read_all, write_all / 2)
+    model = build_model(system, _mdtest(threads=2, stride=1), "stat", 2)
+    controller = system.components["me4024-0.ctrlA"]
+    iops_read = system.enclosure_iops["me4024-0"][0] / 2
+    ssd = system.drive_parts["me4024-0.drive0"]
+    inode = 4096.0
+    media = max(inode / ssd.seq_read, 1 / ssd.rand_read_iops) + ssd.read_latency
+    latency = value("network_latency_s")
+    expected = 6 * latency + value("gpfs_nsd_block_cpu_s") + 1 / iops_read + media + inode / controller.read_Bps
+    env = model.ctx.env
+    env.process(model._inode_read(0, _MeanStream()))
+    env.run()
+    assert env.now == pytest.approx(expected, rel=1e-9)
+
+
+def test_gpfs_empty_file_creates_fill_the_metadata_nsds_caches_only() -> None:
+    # Creates of empty files write inodes on the metadata NSDs (the ME4024) and nothing on the data
+    # NSDs: only the metadata arrays' write caches start holding small writes.
+    model = build_model(load_system(PIXSTOR), _mdtest(), "create", 1)
+    assert model.written_luns() == set(model.meta_nsds)
+    model.prefill_caches()
+    held = model.ctx.platform.cache_held()
+    assert all(held[lun] > 0 for lun in model.meta_nsds)
+    assert all(held[lun] == 0 for lun in model.data_nsds)

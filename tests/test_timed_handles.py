@@ -155,3 +155,56 @@ def test_ior_creates_a_file_per_task_but_opens_a_shared_file() -> None:
         ("shared", "write"): "open",
         ("shared", "read"): "open",
     }
+
+
+def _gpfs_inode_writers(monkeypatch: pytest.MonkeyPatch, command: str, tasks: int) -> tuple[list[int], list[float]]:
+    """The task of every replicated inode write in an IOR write phase's timed handles on
+    pixstor-large, and the tasks' times."""
+    from sim.fs.gpfs_meta import GpfsMetadataModel
+
+    writers: list[int] = []
+    original = GpfsMetadataModel._inode_write
+
+    def traced(self, t, stream):  # noqa: ANN001, ANN202 - records whose operation writes
+        writers.append(t)
+        return original(self, t, stream)
+
+    monkeypatch.setattr(GpfsMetadataModel, "_inode_write", traced)
+    times = handle_seconds(load_system(PIXSTOR), parse_command(command), "write", tasks, driver._replica_seed(1, -1))
+    assert times is not None
+    return sorted(writers), times
+
+
+def test_gpfs_timed_creates_in_one_directory_take_its_token_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    # IOR -F's write phase, 2 tasks on 2 nodes: both create their file in IOR's one test directory.
+    # The first node to get there holds the directory's token; the other takes it over, and the
+    # old holder flushes the directory block (one replicated metadata write). Each task also writes
+    # its new inode (create) and forces it at the fsync (-e after writes): 2 + 2 + 1 = 5 writes.
+    writers, times = _gpfs_inode_writers(monkeypatch, "mpirun -np 2 ior -a POSIX -w -e -B -F -t 1m -b 4m", 2)
+    assert writers == [0, 0, 1, 1, 1]
+    # The token's move: four message latencies and a metadata write more for task 1.
+    assert times[1] > times[0] + 4 * value("network_latency_s")
+
+
+def test_gpfs_timed_creates_of_tasks_on_one_node_need_no_token_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same phase with both tasks on one node (-npernode 2): the node holds the directory's token
+    # for both, so nothing is flushed: the two creates' and two fsyncs' inode writes only.
+    writers, _ = _gpfs_inode_writers(monkeypatch, "mpirun -np 2 -npernode 2 ior -a POSIX -w -e -B -F -t 1m -b 4m", 2)
+    assert writers == [0, 0, 1, 1]
+
+
+def test_fsync_after_writes_starts_the_metadata_caches_as_a_create_phase(monkeypatch: pytest.MonkeyPatch) -> None:
+    # IOzone -e on GPFS: after the write test the fsync forces each file's inode to a metadata NSD,
+    # so the metadata arrays' write caches start full of small writes as in a create phase; after
+    # the read test the fsync writes nothing and they start empty. No open is timed either way.
+    from sim.fs.mdtest import MetadataModelBase
+
+    filled: list[bool] = []
+    monkeypatch.setattr(MetadataModelBase, "prefill_caches", lambda self: filled.append(self.handle_steps.wrote))
+    system = load_system(PIXSTOR)
+    workload = _iozone("-e", size="64m")
+    seed = driver._replica_seed(1, -1)
+    for op in ("write", "read"):
+        assert handle_steps(system, workload, op, 1).open == ""
+        handle_seconds(system, workload, op, 1, seed)
+    assert filled == [True]
