@@ -423,3 +423,43 @@ def test_a_raid_group_of_ten_members_holds_data_on_its_non_redundant_members(lev
     group = replace(group, level=level)
     assert group.data_members == data
     assert (group.usable_B, group.raw_B) == (pytest.approx(data * 12e12), pytest.approx(10 * 12e12))
+
+
+def _expansion_variant(tmp_path: Path, old: str, new: str) -> Path:
+    """pixstor-large-expansion with ``old`` (the ME4084's own RAID groups) replaced by ``new``."""
+    text = (ROOT / "topologies" / "pixstor-large-expansion.yaml").read_text()
+    assert text.count(old) == 1, "test fixture out of date"
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    path = tmp_path / "variant.yaml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+GROUPS = "      - {count: 8, level: 6, members: 10, interleave: 2, stripe_unit: 512 KiB}\n    spares: 4\n    expansion:"
+
+
+def test_expansion_virtual_disks_continue_their_arrays_controller_alternation(tmp_path: Path) -> None:
+    # An ME4084 with 7 virtual disks owns them A, B, A, B, A, B, A; its ME484's virtual disks
+    # continue the alternation (the topology's stated assumption), so the first is B's. (With the
+    # shipped 8 the alternation ends on B, and continuing it or starting again at A agree.)
+    seven = GROUPS.replace("count: 8", "count: 7").replace("spares: 4", "spares: 14")  # 84 - 70 drives
+    path = _expansion_variant(tmp_path, GROUPS, seven)
+    system = load_system(path)
+    owners = [system.groups[f"me4084-0.vd{k}"].controller for k in range(7)]
+    assert owners == ["me4084-0.ctrlA", "me4084-0.ctrlB"] * 3 + ["me4084-0.ctrlA"]
+    assert [system.groups[f"me4084-0.exp.vd{k}"].controller for k in range(2)] == ["me4084-0.ctrlB", "me4084-0.ctrlA"]
+
+
+def test_interleaved_groups_take_whole_blocks_of_slots_before_the_next_groups(tmp_path: Path) -> None:
+    # Three RAID6 groups of 10 interleaved by 2 take whole blocks of 20 slots: groups 0 and 1 share
+    # slots 0-19 (even and odd), group 2 takes the even slots 20-38 of the second block, whose odd
+    # slots stay unused; the next entry's group starts at slot 40, not 20, where it would take
+    # group 2's drives.
+    three = "      - {count: 3, level: 6, members: 10, interleave: 2, stripe_unit: 512 KiB}\n"
+    one = "      - {count: 1, level: 6, members: 10, stripe_unit: 512 KiB}\n"
+    path = _expansion_variant(tmp_path, GROUPS, three + one + "    spares: 44\n    expansion:")  # 84 - 40 drives
+    system = load_system(path)
+    members = {k: system.groups[f"me4084-0.vd{k}"].members for k in range(4)}
+    assert members[2] == tuple(f"me4084-0.drive{20 + 2 * m}" for m in range(10))
+    assert members[3] == tuple(f"me4084-0.drive{40 + m}" for m in range(10))
+    assert len({d for group in members.values() for d in group}) == 40
