@@ -760,6 +760,25 @@ def test_a_worker_pool_stopped_by_an_error_leaves_the_callers_own_processes_alon
         own.join()
 
 
+def test_a_stopped_worker_pool_has_closed_its_wakeup_pipe_before_the_error_leaves_it() -> None:
+    # At exit, concurrent.futures writes to every live pool's wake-up pipe without the pool's lock;
+    # a manager thread still closing that pipe makes Python print an ignored OSError after the
+    # run's own "interrupted" line. The pool must therefore have ended its manager thread (and so
+    # closed the pipe) before the error reaches the caller.
+    import time
+
+    from sim.engine.workers import worker_pool
+
+    seen = {}
+    with pytest.raises(KeyboardInterrupt), worker_pool(2) as pool:
+        pool.submit(time.sleep, 30)
+        seen["manager"] = pool._executor_manager_thread
+        seen["wakeup"] = pool._executor_manager_thread_wakeup
+        raise KeyboardInterrupt
+    assert seen["manager"] is not None and not seen["manager"].is_alive()
+    assert seen["wakeup"]._closed
+
+
 def test_a_results_inputs_name_what_was_simulated_and_by_which_code(tmp_path) -> None:
     # The topology's hash is of the bytes parsed when it was loaded (an edit made while a run goes
     # on, or after, does not change it); every parts file read is hashed; a system changed in

@@ -51,7 +51,11 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_leave_interrupts_to_the_parent)
     try:
         yield pool
+        # Inside the try: a Ctrl-C while the finished pool is being waited for stops it the same way.
+        pool.shutdown(wait=True)
     except BaseException:
+        # Taken before shutdown, which forgets the thread when it is not told to wait for it.
+        manager = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=False, cancel_futures=True)
         for child in multiprocessing.active_children():
             if child not in others:
@@ -66,9 +70,9 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         # concurrent.futures wakes every manager thread without the pool's lock and can write to
         # that pipe as it closes, which Python 3.11 reports as an ignored exception on standard
         # error after the run's own line (seen once in CI under load, after a Ctrl-C). Bounded, so
-        # a manager thread that does not stop cannot hold the exit.
-        manager = getattr(pool, "_executor_manager_thread", None)
+        # a manager thread that does not stop cannot hold the exit. (Until session 33 the thread
+        # was looked up after shutdown, which had set it to None: nothing was waited for, and CI
+        # failed twice on that ignored exception.)
         if manager is not None:
             manager.join(timeout=_MANAGER_EXIT_S)
         raise
-    pool.shutdown(wait=True)
