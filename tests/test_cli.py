@@ -659,10 +659,11 @@ def test_ctrl_c_stops_a_run_with_a_line_and_exit_130_and_leaves_no_process(tmp_p
     import time
 
     plot = tmp_path / "curves.png"
-    # A run of about half a minute in two worker processes, interrupted as a terminal's Ctrl-C does:
+    # A run of about half a minute in two worker processes (four runs of a point of about 6 s, so
+    # that no machine finishes it before the signal), interrupted as a terminal's Ctrl-C does:
     # SIGINT to the whole process group once it is under way.
     args = [sys.executable, "-m", "sim.cli.main", "run", str(ROOT / "topologies" / "beegfs-high-capacity.yaml")]
-    args += ["--workload", "beegfs-hc-ior-n1", "--threads", "512", "--plot", str(plot)]
+    args += ["--workload", "beegfs-hc-ior-n1", "--threads", "512", "--replications", "4", "--plot", str(plot)]
     # As a terminal's foreground job has it, SIGINT at its default: a suite started as a background
     # job of a script (`bash .ci/run &`) ignores SIGINT, and its children inherit that, so the run
     # would ignore the Ctrl-C this test sends and finish (exit 0), as a background job should.
@@ -697,7 +698,8 @@ def test_a_run_whose_parent_alone_is_stopped_leaves_no_worker(how: str) -> None:
     import time
 
     args = [sys.executable, "-m", "sim.cli.main", "run", str(ROOT / "topologies" / "beegfs-high-capacity.yaml")]
-    args += ["--workload", "beegfs-hc-ior-n1", "--threads", "256,512", "--workers", "2"]
+    # Four runs of each of two points of about 6 s: still under way when the signal comes.
+    args += ["--workload", "beegfs-hc-ior-n1", "--threads", "256,512", "--replications", "4", "--workers", "2"]
     process = subprocess.Popen(
         args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
