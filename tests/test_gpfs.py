@@ -252,6 +252,62 @@ def test_a_node_spreads_its_nsd_traffic_over_its_hcas(tmp_path: Path, switches: 
     assert {system.hca_switch[name.rsplit(".", 1)[0]] for name in servers} == set(switches)
 
 
+SERVER_ZONE_HCA = {
+    "ib0": "      - hcas:\n          - {part: connectx6-hdr, switch: ib0}\n",
+    "ib1": "      - hcas:\n          - {part: connectx6-hdr, switch: ib1}\n",
+}
+
+
+def test_a_server_zone_with_two_hcas_on_a_switch_carries_on_both(tmp_path: Path) -> None:
+    # PixStor with two HDR HCAs in every server zone, each in a PCIe Gen3 x2 slot (1.97 GB/s, so
+    # that the eight HCAs of the two data servers, 15.8 GB/s, hold 16 writers under the arrays'
+    # 22 GB/s). The clients alternate between ib0 and ib1, so those on one switch are all even (or
+    # all odd) threads: picked by the first thread's index, every path from a switch's clients took
+    # the same one of a zone's two HCAs, and the rate was half the HCAs' (until session 33). Dealt
+    # over the NSDs, each client's paths use both.
+    slow = "          - {part: connectx6-hdr, switch: %s, overrides: {host: {bus: pcie3, lanes: 2}}}\n"
+    text = PIXSTOR.read_text()
+    for switch, zone in SERVER_ZONE_HCA.items():
+        assert text.count(zone) == 1, "test fixture out of date"
+        text = text.replace(zone, "      - hcas:\n" + 2 * (slow % switch))
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "pixstor.yaml"
+    path.write_text(text)
+    system = load_system(path)
+    link = system.components["storage0.numa0.hca1"].write_Bps
+    assert link == pytest.approx(2 * 0.985e9)
+    point = run_point(system, find_workload("pixstor-iozone-seq"), "write", 16, seed=2)
+    servers = {n: u for n, u in point.utilization.items() if n.startswith("storage") and ".hca" in n}
+    assert len(servers) == 8, servers
+    assert all(u == pytest.approx(1.0, abs=0.03) for u in servers.values()), servers
+    assert point.value == pytest.approx(8 * link, rel=0.03)
+
+
+def test_paths_resolved_per_device_are_dealt_a_services_hcas_in_turn() -> None:
+    # A service with two HCAs on the client's switch: one client HCA's devices alternate between
+    # them, and the next client HCA dealt the same pair starts on the other; a client HCA on a
+    # switch the service has one HCA on always takes that one.
+    import simpy
+
+    from sim.engine.rng import Streams
+    from sim.fs.platform import Platform
+
+    system = load_system(PIXSTOR)
+    platform = Platform(simpy.Environment(), system, Streams(1))
+    ib0 = [h for c in system.clients for h in system.client_hcas[c] if system.hca_switch[h] == "ib0"]
+    ib1 = [h for c in system.clients for h in system.client_hcas[c] if system.hca_switch[h] == "ib1"]
+    pair = ("x.hca0", "x.hca1", "storage0.numa1.hca0")
+    system.hca_switch.update({"x.hca0": "ib0", "x.hca1": "ib0"})
+    try:
+        first = [platform.deal_server_hca(ib0[0], pair, rank) for rank in range(4)]
+        second = [platform.deal_server_hca(ib0[1], pair, rank) for rank in range(4)]
+        assert first == ["x.hca0", "x.hca1", "x.hca0", "x.hca1"]
+        assert second == ["x.hca1", "x.hca0", "x.hca1", "x.hca0"]
+        assert {platform.deal_server_hca(ib1[1], pair, rank) for rank in range(4)} == {"storage0.numa1.hca0"}
+    finally:
+        del system.hca_switch["x.hca0"], system.hca_switch["x.hca1"]
+
+
 def test_direct_calls_larger_than_a_block_count_as_one_call_in_flight() -> None:
     # O_DIRECT 256 MiB transfers: each call is 32 block pieces in flight together, but the
     # measurement batches count calls, so a generation of calls in flight is one per task (it was

@@ -904,3 +904,42 @@ def test_gpfs_empty_file_creates_fill_the_metadata_nsds_caches_only() -> None:
     held = model.ctx.platform.cache_held()
     assert all(held[lun] > 0 for lun in model.meta_nsds)
     assert all(held[lun] == 0 for lun in model.data_nsds)
+
+
+def test_one_tasks_file_data_is_dealt_both_hcas_of_each_storage_zone(tmp_path: Path) -> None:
+    # beegfs-hdr100 with two HCAs in every server zone, one mdtest task writing 4 KiB files: its
+    # files land on every storage target, and each zone's targets are dealt the zone's two HCAs in
+    # turn (Platform.deal_server_hca). Picked by the task's index, as until session 33, the one
+    # task reached every zone by its first HCA.
+    from sim.benchmarks.cmdline import parse_command
+    from sim.topology.build import load_system
+    from tests.conftest import ROOT, build_model
+
+    one = "hcas:\n          - {part: connectx6-hdr100, switch: ib}\n"
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    assert text.count(one) == 3, "test fixture out of date"
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "two-hcas.yaml"
+    path.write_text(text.replace(one, one + "          - {part: connectx6-hdr100, switch: ib}\n"))
+    system = load_system(path)
+    workload = parse_command("mpirun -np 1 mdtest -i 1 -b 1 -z 1 -L -I 4096 -u -F -C -w 4096")
+    model = build_model(system, workload, "create", 1)
+    platform = model.ctx.platform
+    reached: dict[str, set[str]] = {}
+    hops = platform.network_hops
+
+    def traced(client_hca: str, server_hca: str, op: str):  # noqa: ANN202 - wraps network_hops
+        reached.setdefault(server_hca.rsplit(".", 1)[0], set()).add(server_hca)
+        return hops(client_hca, server_hca, op)
+
+    platform.network_hops = traced
+    model.start()
+    model.ctx.env.run(until=0.2)
+    storage = [s for s in system.services.values() if s.kind == "beegfs-storage"]
+    # Every zone serves at least two targets (the metadata server's storage zone three services of
+    # one target each, which share the zone's HCAs).
+    assert all(len(s.hcas) == 2 for s in storage)
+    assert all(sum(len(s.targets) for s in storage if s.hcas == hcas) >= 2 for hcas in {s.hcas for s in storage})
+    zones = {system.zone_of[s.hcas[0]] for s in storage}
+    assert set(reached) == zones
+    assert all(len(used) == 2 for used in reached.values()), reached

@@ -71,6 +71,14 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.targets = system.storage_targets
         assert self.meta and self.targets, f"{system.name}: BeeGFS without metadata or storage targets"
         self.storage_service = {t: system.services_of(t)[0] for t in self.targets}
+        # Each target's rank among those of services listening on the same HCAs (three one-target
+        # services share a zone's), in system order: how its paths are dealt those HCAs.
+        self.target_rank: dict[str, int] = {}
+        dealt: dict[tuple[str, ...], int] = {}
+        for t in self.targets:
+            hcas = self.storage_service[t].hcas
+            self.target_rank[t] = dealt.get(hcas, 0)
+            dealt[hcas] = self.target_rank[t] + 1
         pool = ctx.platform.pool
         self._zones: dict[str, str] = {}
         # Pool stages (naming the full pool that holds the rate): a client's connections are taken
@@ -347,7 +355,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         key = (client_hca, target, op)
         route = self._data_routes.get(key)
         if route is None:
-            server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
+            server_hca = platform.deal_server_hca(client_hca, service.hcas, self.target_rank[target])
             zone = self._zone(service)
             hops = platform.network_hops(client_hca, server_hca, op)
             hops += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)

@@ -433,6 +433,13 @@ class NsdPaths:
         self.ctx = ctx
         system = ctx.system
         self.server_of = {n: system.services_of(n)[0] for n in system.storage_targets + system.metadata_targets}
+        # Each NSD's rank among those of servers listening on the same HCAs, in system order: how its
+        # paths are dealt those HCAs.
+        served: dict[tuple[str, ...], int] = {}
+        self.nsd_rank: dict[str, int] = {}
+        for nsd, service in self.server_of.items():
+            self.nsd_rank[nsd] = served.get(service.hcas, 0)
+            served[service.hcas] = self.nsd_rank[nsd] + 1
         # The topology's filesystem.nsd_threads, or the model parameters where it leaves them out.
         fs = system.spec.filesystem
         assert isinstance(fs, GpfsSpec)
@@ -459,7 +466,7 @@ class NsdPaths:
         if route is None:
             ctx = self.ctx
             platform = ctx.platform
-            server_hca = platform.pick_server_hca(client_hca, service.hcas, t)
+            server_hca = platform.deal_server_hca(client_hca, service.hcas, self.nsd_rank[nsd])
             zone = ctx.system.zone_of[server_hca]
             route = self.routes[key] = Route(
                 platform.resolve(platform.network_hops(client_hca, server_hca, op)),

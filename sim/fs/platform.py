@@ -47,6 +47,8 @@ class Platform:
         self.cache_fill = 1.0
         self._paths: dict[tuple[str, str], list[str]] = {}
         self._client_hcas: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        # Per (service's HCAs, candidates dealt): each client HCA dealt them, by its rank in the system.
+        self._client_hca_ranks: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, int]] = {}
         self._build_devices()
 
     # -- stations --------------------------------------------------------------------------------
@@ -348,6 +350,26 @@ class Platform:
         """A server HCA reachable from ``client_hca`` (:meth:`server_hca_candidates`), spread by ``index``."""
         pool = self.server_hca_candidates(client_hca, hcas)
         return pool[index % len(pool)]
+
+    def deal_server_hca(self, client_hca: str, hcas: tuple[str, ...], rank: int) -> str:
+        """The server HCA by which ``client_hca`` reaches the ``rank``-th device of a service listening
+        on ``hcas`` (its NSDs or storage targets in system order), for paths resolved once per
+        client HCA and device (GPFS NSD requests, mdtest's file data): the candidates
+        (:meth:`server_hca_candidates`) dealt in turn over the devices, starting at the client HCA's
+        own rank among the system's client HCAs dealt the same candidates. A client's traffic,
+        spread over the devices, then spreads over the candidates, and clients start on different
+        ones. Picked by the first thread's index, as until session 33, a zone's second HCA on a
+        switch carried nothing from clients on that switch (all of them even-numbered threads on
+        pixstor-large with two HCAs per zone)."""
+        pool = self.server_hca_candidates(client_hca, hcas)
+        if len(pool) == 1:
+            return pool[0]
+        ranks = self._client_hca_ranks.get((hcas, pool))
+        if ranks is None:
+            s = self.system
+            dealt = [h for c in s.clients for h in s.client_hcas[c] if self.server_hca_candidates(h, hcas) == pool]
+            ranks = self._client_hca_ranks[hcas, pool] = {h: i for i, h in enumerate(dealt)}
+        return pool[(ranks[client_hca] + rank) % len(pool)]
 
     def network_hops(self, client_hca: str, server_hca: str, op: str) -> list[Hop]:
         """Hops of a data transfer between a client HCA and a server HCA (write: to the server).
