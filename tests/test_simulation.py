@@ -1261,6 +1261,38 @@ def test_clients_on_two_switches_are_dealt_the_hcas_of_a_zone_on_a_third_togethe
     assert hca0 == pytest.approx(hca1, rel=0.1)
 
 
+def test_services_sharing_a_zones_hcas_deal_them_over_their_paths_together(tmp_path: Path) -> None:
+    # beegfs-hdr100 with two HCAs in every server zone: the metadata server's storage zone runs
+    # three one-target services on the same two HCAs. At 32 writers nine (thread, target) paths
+    # reach them; dealt per service and thread, each service took its first HCA for two of its
+    # three threads, 6 paths against 3 (0.44 and 0.23 busy, until session 33); dealt over the
+    # paths to every service on the same HCAs, the split is 5 against 4.
+    from sim.benchmarks.workloads import find_workload
+
+    one = "hcas:\n          - {part: connectx6-hdr100, switch: ib}\n"
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    assert text.count(one) == 3, "test fixture out of date"
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "two-hcas.yaml"
+    path.write_text(text.replace(one, one + "          - {part: connectx6-hdr100, switch: ib}\n"))
+    system = load_system(path)
+    for threads in (16, 32, 64):
+        model = build_model(system, find_workload("beegfs-hp-iozone-seq"), "write", threads)
+        for hcas in {s.hcas for s in model.service_of.values()}:
+            picks = [
+                model.ctx.platform.pick_server_hca(
+                    model.ctx.client_hca(u, hcas), hcas, model._server_hca_turn(u, target, model.service_of[target])
+                )
+                for u, f in enumerate(model.files)
+                for target in dict.fromkeys(f.targets)
+                if model.service_of[target].hcas == hcas
+            ]
+            counts = [picks.count(h) for h in hcas]
+            assert max(counts) - min(counts) <= 1, (threads, hcas, counts)
+            if hcas[0].startswith("meta.") and threads == 32:
+                assert sorted(counts) == [4, 5]
+
+
 def _chooser_model(chooser: str, stripe: int):  # noqa: ANN202 - a BeeGFS model
     """A BeeGFS model of beegfs-hdr100 (33 targets, 3 on each of 11 services) choosing ``stripe``
     targets a file with ``chooser``."""

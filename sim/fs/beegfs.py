@@ -81,7 +81,8 @@ class BeeGFSModel:
         self.conns: dict[tuple[str, str], Pool] = {}
         self.routes: dict[tuple[int, str], Route] = {}
         self.routes_by_hcas: dict[tuple[str, str, str], Route] = {}
-        self.hca_ranks: dict[str, dict[int, int]] = {}  # service -> thread -> its turn (_server_hca_turn)
+        # A service's HCAs -> (thread, target) -> the path's turn (_server_hca_turn).
+        self.hca_ranks: dict[tuple[str, ...], dict[tuple[int, str], int]] = {}
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.shared = self.workload.shared_file
         self.files = self._create_files()
@@ -384,7 +385,7 @@ class BeeGFSModel:
                     f"{client}->{service.name}", self.conn_limit, family="client connections"
                 )
             client_hca = ctx.client_hca(t, service.hcas)
-            server_hca = platform.pick_server_hca(client_hca, service.hcas, self._server_hca_turn(t, service))
+            server_hca = platform.pick_server_hca(client_hca, service.hcas, self._server_hca_turn(t, target, service))
             # Threads of one client that reach the target through the same pair of HCAs share a route.
             shared = (client_hca, server_hca, target)
             route = self.routes_by_hcas.get(shared)
@@ -399,30 +400,35 @@ class BeeGFSModel:
             self.routes[key] = route
         return route
 
-    def _server_hca_turn(self, t: int, service: Service) -> int:
-        """Thread ``t``'s turn among the threads whose files reach ``service`` and that are dealt
-        the same HCAs of it (:meth:`Platform.server_hca_candidates`, from their client HCAs), which
-        deals those HCAs to them in turn (:meth:`Platform.pick_server_hca`).
+    def _server_hca_turn(self, t: int, target: str, service: Service) -> int:
+        """The turn of thread ``t``'s path to ``target`` among the paths (thread, target) from files
+        to the targets of services listening on ``service``'s HCAs that are dealt the same of those
+        HCAs (:meth:`Platform.server_hca_candidates`, from their client HCAs), which deals the HCAs
+        to them in turn (:meth:`Platform.pick_server_hca`).
 
         Dealt by the thread's own index, the HCAs of a zone could alias with the layout: on
         beegfs-hdr100 with two HCAs per zone, the round-robin stripes put only odd threads on the
         metadata server's storage zone at 64 threads, and one of its HCAs carried nothing. The
         turns are counted per list of HCAs dealt, not per client switch: clients on two switches
-        that both reach the service's HCAs on a third took the same first HCA (session 32's review)."""
-        turns = self.hca_ranks.get(service.name)
+        that both reach the service's HCAs on a third took the same first HCA (session 32's review).
+        They are counted over paths and over every service on the same HCAs, not per thread and
+        service: three one-target services sharing a zone's two HCAs each dealt their own few
+        threads from the first HCA, which carried twice the second's traffic (0.44 against 0.23 at
+        32 threads, session 33)."""
+        turns = self.hca_ranks.get(service.hcas)
         if turns is None:
             ctx = self.ctx
             platform = ctx.platform
-            mine = {target for target, owner in self.service_of.items() if owner is service}
             counts: dict[tuple[str, ...], int] = {}
-            turns = self.hca_ranks[service.name] = {}
+            turns = self.hca_ranks[service.hcas] = {}
             for u, f in enumerate(self.files):
-                if mine.isdisjoint(f.targets):
-                    continue
-                dealt = platform.server_hca_candidates(ctx.client_hca(u, service.hcas), service.hcas)
-                turns[u] = counts.get(dealt, 0)
-                counts[dealt] = turns[u] + 1
-        return turns[t]
+                for reached in dict.fromkeys(f.targets):
+                    if self.service_of[reached].hcas != service.hcas:
+                        continue
+                    dealt = platform.server_hca_candidates(ctx.client_hca(u, service.hcas), service.hcas)
+                    turns[u, reached] = counts.get(dealt, 0)
+                    counts[dealt] = turns[u, reached] + 1
+        return turns[t, target]
 
     def _storage(self, target: str, op: str, offset: float, size: float, route: Route) -> Event:
         """Memory <-> device: the server's PCIe/SAS hops alongside the target I/O."""
