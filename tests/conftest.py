@@ -41,6 +41,18 @@ def build_model(system, workload, op: str, threads: int, seed: int = 1):  # noqa
     return model_for(RunContext(env, system, platform, streams, workload, op, threads, Meter(env, threads)))
 
 
+def hdr100_with_two_hcas_per_zone(folder: Path) -> Path:
+    """beegfs-hdr100 with a second HDR100 HCA on the same switch in every server zone, written to
+    ``folder`` (with the parts catalogue beside it): a what-if in which HCAs must be dealt."""
+    one = "hcas:\n          - {part: connectx6-hdr100, switch: ib}\n"  # a server zone's (deeper than a client's)
+    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
+    assert text.count(one) == 3, "test fixture out of date"
+    (folder / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = folder / "two-hcas.yaml"
+    path.write_text(text.replace(one, one + "          - {part: connectx6-hdr100, switch: ib}\n"))
+    return path
+
+
 def beegfs_file_offsets(model, until: float = 0.05) -> list[tuple[int, float]]:  # noqa: ANN001 - a BeeGFS model
     """Run a BeeGFS data model for ``until`` simulated seconds and return every chunk piece it sent
     as (task, offset in the task's file), turned back from (stripe index, chunk-file offset)."""

@@ -913,14 +913,9 @@ def test_one_tasks_file_data_is_dealt_both_hcas_of_each_storage_zone(tmp_path: P
     # task reached every zone by its first HCA.
     from sim.benchmarks.cmdline import parse_command
     from sim.topology.build import load_system
-    from tests.conftest import ROOT, build_model
+    from tests.conftest import build_model, hdr100_with_two_hcas_per_zone
 
-    one = "hcas:\n          - {part: connectx6-hdr100, switch: ib}\n"
-    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
-    assert text.count(one) == 3, "test fixture out of date"
-    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
-    path = tmp_path / "two-hcas.yaml"
-    path.write_text(text.replace(one, one + "          - {part: connectx6-hdr100, switch: ib}\n"))
+    path = hdr100_with_two_hcas_per_zone(tmp_path)
     system = load_system(path)
     workload = parse_command("mpirun -np 1 mdtest -i 1 -b 1 -z 1 -L -I 4096 -u -F -C -w 4096")
     model = build_model(system, workload, "create", 1)

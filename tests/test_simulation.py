@@ -19,7 +19,7 @@ from sim.config.workload import Workload
 from sim.params import value
 from sim.topology.build import load_system
 from sim.topology.summary import summarize
-from tests.conftest import ROOT, build_model
+from tests.conftest import ROOT, build_model, hdr100_with_two_hcas_per_zone
 
 TINY = Path(__file__).parent / "data" / "tiny.yaml"
 EDR = ROOT / "topologies" / "beegfs-edr-2019.yaml"
@@ -1186,12 +1186,7 @@ def test_a_zone_with_two_hcas_deals_them_to_the_threads_that_reach_it(tmp_path: 
     # the service, each HCA takes three.
     from sim.benchmarks.workloads import find_workload
 
-    one = "hcas:\n          - {part: connectx6-hdr100, switch: ib}\n"  # a server zone's (deeper than a client's)
-    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
-    assert text.count(one) == 3, "test fixture out of date"
-    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
-    path = tmp_path / "two-hcas.yaml"
-    path.write_text(text.replace(one, one + "          - {part: connectx6-hdr100, switch: ib}\n"))
+    path = hdr100_with_two_hcas_per_zone(tmp_path)
     point = run_point(load_system(path), find_workload("beegfs-hp-iozone-seq"), "write", 64, seed=1)
     servers = {n: u for n, u in point.utilization.items() if n.endswith(".rx") and n.split(".")[0] != "mgmt"}
     servers = {n: u for n, u in servers.items() if not n.startswith(("r840", "c6420"))}
@@ -1269,12 +1264,7 @@ def test_services_sharing_a_zones_hcas_deal_them_over_their_paths_together(tmp_p
     # paths to every service on the same HCAs, the split is 5 against 4.
     from sim.benchmarks.workloads import find_workload
 
-    one = "hcas:\n          - {part: connectx6-hdr100, switch: ib}\n"
-    text = (ROOT / "topologies" / "beegfs-hdr100.yaml").read_text()
-    assert text.count(one) == 3, "test fixture out of date"
-    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
-    path = tmp_path / "two-hcas.yaml"
-    path.write_text(text.replace(one, one + "          - {part: connectx6-hdr100, switch: ib}\n"))
+    path = hdr100_with_two_hcas_per_zone(tmp_path)
     system = load_system(path)
     for threads in (16, 32, 64):
         model = build_model(system, find_workload("beegfs-hp-iozone-seq"), "write", threads)
