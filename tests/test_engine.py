@@ -15,6 +15,7 @@ from sim.engine.core import (
     Environment,
     Pool,
     Station,
+    StationGroup,
     TandemStation,
     Task,
     collector_paused,
@@ -61,6 +62,52 @@ def test_mmc_mean_response() -> None:
     expected = _erlang_c(4, 3.0) / (4.0 - 3.0) + 1.0
     w = _poisson_responses(4, 3.0, 1.0, 200_000, seed=11)
     assert w == pytest.approx(expected, rel=0.03)
+
+
+@given(
+    st.lists(
+        st.tuples(st.floats(0.0, 2.0, allow_nan=False), st.floats(0.01, 3.0, allow_nan=False)), min_size=1, max_size=60
+    ),
+    st.sampled_from([(1, 1), (2, 3), (4, 1), (3, 3)]),
+)
+def test_a_station_group_serves_as_one_station_with_all_its_servers(
+    jobs: list[tuple[float, float]], sizes: tuple[int, int]
+) -> None:
+    """Jobs booked on a group of stations finish when they would on one FCFS station with all the
+    members' servers (Lindley's recursion over the union), and the members' busy time adds up to
+    the group's work."""
+    env = simpy.Environment()
+    group = StationGroup([Station(env, "a", sizes[0]), Station(env, "b", sizes[1])])
+    alone = Station(env, "one", sum(sizes))
+    assert group.servers == sum(sizes)
+    finished: list[tuple[float, float]] = []
+
+    def arrivals():  # noqa: ANN202
+        for gap, duration in jobs:
+            yield env.timeout(gap)
+            finished.append((group.reserve(duration), alone.reserve(duration)))
+
+    env.process(arrivals())
+    env.run()
+    assert all(a == pytest.approx(b, abs=1e-9) for a, b in finished)
+    assert sum(m.work for m in group.members) == pytest.approx(alone.work)
+
+
+def test_an_idle_station_group_spreads_its_jobs_over_its_members() -> None:
+    # Jobs that each find every server free go to the member with the least work so far, so two
+    # single-server members of a lightly loaded group take turns instead of the first taking all.
+    env = simpy.Environment()
+    a, b = Station(env, "a", 1), Station(env, "b", 1)
+    group = StationGroup([a, b])
+
+    def arrivals():  # noqa: ANN202
+        for _ in range(10):
+            yield env.timeout(1.0)
+            group.reserve(0.1)
+
+    env.process(arrivals())
+    env.run()
+    assert (a.visits, b.visits) == (5, 5)
 
 
 def test_pool_with_announced_releases_is_an_mmc_queue() -> None:

@@ -141,7 +141,7 @@ def test_a_client_pagepool_smaller_than_one_block_is_refused_and_one_block_runs(
 
 def test_beegfs_worker_and_connection_counts_come_from_the_service_then_the_file_system_then_the_default() -> None:
     # A service's own workers win over filesystem.workers; without either, storage takes the shipped
-    # conf's 12 and meta BeeGFS's rule, twice the zone's cores but at least 4; conn_max_internode
+    # conf's 12 and meta BeeGFS's rule, twice the cores it runs on but at least 4; conn_max_internode
     # left out is the shipped conf's (client 12, meta 32). show marks a given value "topology".
     from dataclasses import replace
 
@@ -169,6 +169,16 @@ def test_beegfs_worker_and_connection_counts_come_from_the_service_then_the_file
     for cores, workers in ((1, 4), (2, 4), (3, 6), (24, 48)):
         system.zone_cores[zone] = cores
         assert beegfs_meta_workers(system, meta) == workers, cores
+    # A service declared on a server of two zones runs on both: the rule counts all their cores
+    # (BeeGFS's getNumOnlineCPUs), where one pinned to a zone counts that zone's.
+    hc = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    unpinned = next(s for s in hc.services.values() if s.kind == "beegfs-storage")
+    assert unpinned.zone is None
+    hc_fs = hc.spec.filesystem.model_copy(update={"workers": {}})
+    hc.spec = hc.spec.model_copy(update={"filesystem": hc_fs})
+    both = hc.zone_cores[f"{unpinned.server}.numa0"] + hc.zone_cores[f"{unpinned.server}.numa1"]
+    assert beegfs_meta_workers(hc, unpinned) == 2 * both
+    assert beegfs_meta_workers(hc, replace(unpinned, zone=f"{unpinned.server}.numa1")) == both
     origins = {s.key: s.origin for s in filesystem_settings(system)}
     assert origins["conn_max_internode.client"] == "default: the shipped beegfs-client.conf"
     assert origins["workers.storage"] == "default: the shipped beegfs-storage.conf"

@@ -1500,3 +1500,51 @@ def test_the_pool_rule_by_hand() -> None:
     assert rule(same, ["a0", "b0"]) == "b0"
     assert rule([("a0", 8, 0, "a", 100), ("a1", 8, 0, "a", 100), ("b0", 4, 0, "b", 100)], ["a0", "b0", "a1"]) == "b0"
     assert rule([("a0", 8, 0, "a", 100), ("b0", 4, 0, "b", 100), ("b1", 4, 0, "b", 100)], ["a0", "b0"]) == "a0"
+
+
+def test_a_service_declared_on_its_server_runs_on_all_its_cores(tmp_path: Path) -> None:
+    # beegfs-high-capacity declares one storage service per server, not per zone, and the R740s
+    # have two zones. With SSDs in its arrays the 4 KiB random reads are held by the servers'
+    # CPUs: both zones' cores serve them (a daemon not bound to a zone is scheduled on all of
+    # them), so the rate is what all four zones' cores give. Until session 33 such a service ran
+    # on its first HCA's zone alone, at half the rate, with the other socket idle.
+    from sim.benchmarks.workloads import find_workload
+    from sim.fs.settings import service_cores
+
+    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
+    hdd = "drives: {part: nl-sas-12tb-7200, count: 84}"
+    assert text.count(hdd) == 1, "test fixture out of date"
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "ssd.yaml"
+    path.write_text(text.replace(hdd, "drives: {part: ssd-960gb-sas3, count: 84}"))
+    system = load_system(path)
+    storage = [s for s in system.services.values() if s.kind == "beegfs-storage"]
+    assert all(s.zone is None and len(service_cores(system, s)) == 2 for s in storage)
+    cores = sum(system.zone_cores[z] for s in storage for z in service_cores(system, s))
+    point = run_point(system, find_workload("beegfs-hc-iozone-random"), "random_read", 512, seed=1)
+    busy = {n: u for n, u in point.utilization.items() if n.startswith("storage") and n.endswith(".cpu")}
+    assert len(busy) == 4 and all(u > 0.97 for u in busy.values()), busy
+    assert point.value == pytest.approx(cores / value("beegfs_storage_request_cpu_s"), rel=0.05)
+
+
+def test_an_unpinned_services_data_crosses_the_upi_link_only_to_reach_the_other_zones_disks() -> None:
+    # A transfer of a service declared on its server goes through the memory of the zone whose HCA
+    # it arrives by: a path by the second zone's HCA to a target whose HBA is in that zone crosses
+    # no UPI link (until session 33 it went to the first HCA's zone and back), and no path crosses
+    # it twice.
+    from sim.benchmarks.workloads import find_workload
+
+    system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
+    model = build_model(system, find_workload("beegfs-hc-iozone-random"), "random_write", 64)
+    platform = model.ctx.platform
+    crossings = []
+    for t, f in enumerate(model.files):
+        for target in f.targets:
+            route = model._route(t, model.ctx.client_of(t), target)
+            names = [station.name for station, _ in route.network + route.storage]
+            crossings.append(sum(".upi" in n for n in names))
+    assert max(crossings) == 1 and 0 in crossings and 1 in crossings
+    assert (
+        platform.service_cpu(model.service_of[model.files[0].targets[0]]).servers
+        == 2 * system.zone_cores["storage0.numa0"]
+    )

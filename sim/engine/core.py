@@ -192,6 +192,39 @@ class Station:
         return self.free_at - self.env.now
 
 
+class StationGroup:
+    """Several FCFS stations served as one: a job takes the earliest-free server of any of them.
+
+    Lindley's recursion over the union of their servers, which is what one station with all of
+    them would compute, while each member keeps its own busy time (so a report names the member).
+    Of members with a server free now, the one with the least work booked so far takes the job,
+    so that an idle group spreads its load instead of filling the first member."""
+
+    __slots__ = ("members", "servers")
+
+    def __init__(self, members: Sequence[Station]) -> None:
+        self.members = tuple(members)
+        self.servers = sum(m.servers for m in self.members)
+
+    def _member(self) -> Station:
+        now = self.members[0].env._now
+        best = self.members[0]
+        best_key = (max(best.free_at, now), best.work)
+        for member in self.members[1:]:
+            key = (max(member.free_at, now), member.work)
+            if key < best_key:
+                best, best_key = member, key
+        return best
+
+    def reserve(self, duration: float) -> float:
+        """Book ``duration`` seconds on the earliest-free server of the group; return when it ends."""
+        return self._member().reserve(duration)
+
+    def serve(self, duration: float) -> Event:
+        """An event at the end of a service of ``duration`` seconds (after any queueing)."""
+        return self._member().serve(duration)
+
+
 class TandemStation(Station):
     """A single-server FCFS station fed only by another FCFS station, booked when a job enters the
     feeder (``reserve_from``), before it arrives here.

@@ -30,7 +30,7 @@ from sim.config.workload import Workload
 from sim.engine.core import Pool, Task, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
-from sim.fs.settings import beegfs_conn_max, beegfs_storage_workers
+from sim.fs.settings import beegfs_conn_max, beegfs_storage_workers, memory_zone
 from sim.params import value
 from sim.topology.model import Service
 
@@ -377,7 +377,6 @@ class BeeGFSModel:
             ctx = self.ctx
             platform = ctx.platform
             service = self.service_of[target]
-            zone = service.zone or ctx.system.zone_of.get(service.hcas[0], service.server)
             conn_key = (client, service.name)
             conn = self.conns.get(conn_key)
             if conn is None:
@@ -391,11 +390,16 @@ class BeeGFSModel:
             route = self.routes_by_hcas.get(shared)
             if route is None:
                 op = ctx.io_op
+                zone = memory_zone(ctx.system, service, server_hca)
                 network = platform.network_hops(client_hca, server_hca, op)
                 network += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
                 storage = platform.storage_hops(service.server, zone, target, op)
                 route = self.routes_by_hcas[shared] = Route(
-                    platform.resolve(network), platform.resolve(storage), platform.cpu(zone), self.workers[target], conn
+                    platform.resolve(network),
+                    platform.resolve(storage),
+                    platform.service_cpu(service),
+                    self.workers[target],
+                    conn,
                 )
             self.routes[key] = route
         return route

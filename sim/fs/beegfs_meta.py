@@ -53,9 +53,12 @@ from sim.engine.core import Pool, Station, Task, join
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
 from sim.fs.mdtest import FileHandleSteps, MetadataModelBase
-from sim.fs.settings import beegfs_conn_max, beegfs_meta_workers, beegfs_storage_workers, service_zone
+from sim.fs.settings import beegfs_conn_max, beegfs_meta_workers, beegfs_storage_workers, memory_zone, service_zone
 from sim.params import value
 from sim.topology.model import Service
+
+#: Stations of a path with their seconds per byte (Platform.resolve).
+_Resolved = list[tuple[Station, float]]
 
 
 class BeeGFSMetadataModel(MetadataModelBase):
@@ -128,9 +131,8 @@ class BeeGFSMetadataModel(MetadataModelBase):
             key: self.meta[owner_stream.integer(len(self.meta))] for key in self.walk.all_directories(ctx.threads)
         }
         self._mdt_hops: dict[str, list[tuple[Station, float]]] = {}
-        self._data_routes: dict[
-            tuple[str, str, str], tuple[list[tuple[Station, float]], list[tuple[Station, float]], str]
-        ] = {}
+        # (client HCA, target, op) -> the network and storage hops of a file's data.
+        self._data_routes: dict[tuple[str, str, str], tuple[_Resolved, _Resolved]] = {}
 
     def written_luns(self) -> set[str]:
         """The MDTs, and the storage targets when files get data."""
@@ -202,7 +204,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         if wait is not None:
             yield wait
         service = self.storage_service[target]
-        yield self.ctx.platform.cpu(self._zone(service)).serve(stream.exponential(self.storage_cpu))
+        yield self.ctx.platform.service_cpu(service).serve(stream.exponential(self.storage_cpu))
         pool.release()
         if link is not None:
             link.release_at(env.now + self.ctx.platform.latency)
@@ -224,7 +226,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
             wait = pool.acquire()
             if wait is not None:
                 yield wait
-        yield ctx.platform.cpu(self._zone(owner)).serve(stream.exponential(self.meta_cpu))
+        yield ctx.platform.service_cpu(owner).serve(stream.exponential(self.meta_cpu))
         written = self._mdt_write(owner, stream)
         yield written if isinstance(written, Event) else ctx.env.timeout(written - ctx.env.now)
         pool.release()
@@ -273,7 +275,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
             if not pool.try_acquire():
                 queued.append(Task(env, self._chunk_served(target, stream, link)))
                 continue
-            cpu = platform.cpu(self._zone(self.storage_service[target]))
+            cpu = platform.service_cpu(self.storage_service[target])
             end = cpu.reserve(stream.exponential(self.storage_cpu))
             pool.release_at(end)
             if link is not None:
@@ -320,7 +322,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         wait = pool.acquire()
         if wait is not None:
             yield wait
-        end = platform.cpu(self._zone(service)).reserve(stream.exponential(self.meta_cpu))
+        end = platform.service_cpu(service).reserve(stream.exponential(self.meta_cpu))
         if update:
             yield env.timeout(end - env.now)
             written = self._mdt_write(service, stream)
@@ -356,12 +358,12 @@ class BeeGFSMetadataModel(MetadataModelBase):
         route = self._data_routes.get(key)
         if route is None:
             server_hca = platform.deal_server_hca(client_hca, service.hcas, self.target_rank[target])
-            zone = self._zone(service)
+            zone = memory_zone(ctx.system, service, server_hca)
             hops = platform.network_hops(client_hca, server_hca, op)
             hops += platform.upi_hops(ctx.system.zone_of[server_hca], zone, op)
             storage_hops = platform.storage_hops(service.server, zone, target, op)
-            route = self._data_routes[key] = (platform.resolve(hops), platform.resolve(storage_hops), zone)
-        network, storage, zone = route
+            route = self._data_routes[key] = (platform.resolve(hops), platform.resolve(storage_hops))
+        network, storage = route
         conn = self._conn(client, service)
         wait = conn.acquire()
         if wait is not None:
@@ -374,7 +376,7 @@ class BeeGFSMetadataModel(MetadataModelBase):
         wait = pool.acquire()
         if wait is not None:
             yield wait
-        yield platform.cpu(zone).serve(stream.exponential(self.storage_cpu))
+        yield platform.service_cpu(service).serve(stream.exponential(self.storage_cpu))
         blocks = max(int(platform.raids[target].capacity // 4096), 1)
         offset = stream.integer(blocks) * 4096.0
         yield platform.storage_wait(target, op, offset, size, platform.finish_on(storage, size, env.now))

@@ -8,7 +8,7 @@ from functools import cached_property
 import simpy
 
 from sim.config.workload import AnyWorkload, Workload
-from sim.engine.core import Pool, Station
+from sim.engine.core import Pool, Station, StationGroup
 from sim.engine.meter import Meter
 from sim.engine.rng import Streams
 from sim.fs.platform import Platform
@@ -26,7 +26,7 @@ class Route:
 
     network: list[tuple[Station, float]]
     storage: list[tuple[Station, float]]
-    cpu: Station
+    cpu: Station | StationGroup
     pool: Pool
     conn: Pool | None = None
 

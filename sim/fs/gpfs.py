@@ -32,7 +32,7 @@ from sim.config.workload import Workload
 from sim.engine.core import Pool, Station, Task, fire, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
-from sim.fs.settings import gpfs_nsd_threads
+from sim.fs.settings import gpfs_nsd_threads, memory_zone
 from sim.params import value
 
 
@@ -467,11 +467,11 @@ class NsdPaths:
             ctx = self.ctx
             platform = ctx.platform
             server_hca = platform.deal_server_hca(client_hca, service.hcas, self.nsd_rank[nsd])
-            zone = ctx.system.zone_of[server_hca]
+            zone = memory_zone(ctx.system, service, server_hca)
             route = self.routes[key] = Route(
                 platform.resolve(platform.network_hops(client_hca, server_hca, op)),
                 platform.resolve(platform.storage_hops(service.server, zone, nsd, op)),
-                platform.cpu(zone),
+                platform.service_cpu(service),
                 self.threads[service.name],
             )
         return route

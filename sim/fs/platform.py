@@ -19,10 +19,11 @@ from simpy.events import Event
 from sim.devices.drives import HddDrive, SsdDrive, book_path, make_drive
 from sim.devices.me4 import Me4Controller
 from sim.devices.raid import RaidDevice
-from sim.engine.core import Pool, Station, join
+from sim.engine.core import Pool, Station, StationGroup, join
 from sim.engine.rng import Streams
+from sim.fs.settings import service_cores
 from sim.params import value
-from sim.topology.model import System
+from sim.topology.model import Service, System
 
 Hop = tuple[str, str]  # component, direction ('tx'/'rx' for HCAs, 'up'/'down' inside servers)
 
@@ -47,6 +48,7 @@ class Platform:
         self.cache_fill = 1.0
         self._paths: dict[tuple[str, str], list[str]] = {}
         self._client_hcas: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        self._cpu_groups: dict[tuple[str, ...], StationGroup] = {}
         # Per (service's HCAs, candidates dealt): each client HCA dealt them, by its rank in the system.
         self._client_hca_ranks: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, int]] = {}
         self._build_devices()
@@ -73,6 +75,20 @@ class Platform:
             station = self.cpus[zone_or_node] = Station(self.env, f"{zone_or_node}.cpu", cores)
             self.stations[station.name] = station
         return station
+
+    def service_cpu(self, service: Service) -> Station | StationGroup:
+        """The cores a service's requests are served on (:func:`service_cores`): one zone's station,
+        or for a service not pinned to a zone, its server's zones' stations served as one (the
+        earliest-free core of any of them), each keeping its own busy time. Before session 33 such
+        a service ran on its first HCA's zone alone, and a CPU-bound BeeGFS server declared
+        without per-zone services ran at half its rate with its second socket idle."""
+        zones = service_cores(self.system, service)
+        if len(zones) == 1:
+            return self.cpu(zones[0])
+        group = self._cpu_groups.get(zones)
+        if group is None:
+            group = self._cpu_groups[zones] = StationGroup([self.cpu(z) for z in zones])
+        return group
 
     def resolve(self, hops: list[Hop]) -> list[tuple[Station, float]]:
         """Stations of ``hops`` with their seconds per byte (resolved once per route, not per request)."""

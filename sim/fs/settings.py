@@ -44,17 +44,35 @@ def service_zone(system: System, service: Service) -> str:
     return service.zone or system.zone_of.get(service.hcas[0], service.server)
 
 
+def memory_zone(system: System, service: Service, server_hca: str) -> str:
+    """The zone whose memory a service's transfer by ``server_hca`` goes through: the service's own
+    if it is pinned to one, else the HCA's (an unpinned daemon's buffers are taken as local to the
+    port the data arrives by; taken as its first HCA's zone until session 33, the data of a path
+    by a second zone's HCA crossed the UPI link there and back on its way to a disk of that zone)."""
+    return service.zone or system.zone_of.get(server_hca, service.server)
+
+
+def service_cores(system: System, service: Service) -> tuple[str, ...]:
+    """Where a service's threads run: its own zone if it is pinned to one (declared in a zone), else
+    every zone of its server (a daemon not bound to a NUMA zone is scheduled on all the server's
+    cores), or the server itself if it has no zones."""
+    if service.zone:
+        return (service.zone,)
+    zones = tuple(z for z in system.graph.neighbors(service.server) if system.components[z].kind == "numa")
+    return zones or (service_zone(system, service),)
+
+
 def beegfs_meta_workers(system: System, service: Service) -> int:
     """A metadata service's workers: its own ``workers``, the topology's ``workers.meta``, or
-    BeeGFS's own rule for ``tuneNumWorkers = 0``: twice the cores of the service's zone, at least 4
-    (research notes 1.4)."""
+    BeeGFS's own rule for ``tuneNumWorkers = 0``: twice the cores it runs on (its zone's if pinned,
+    else its server's: :func:`service_cores`), at least 4 (research notes 1.4)."""
     fs = system.spec.filesystem
     assert isinstance(fs, BeeGFSSpec)
     if service.workers:
         return service.workers
     if "meta" in fs.workers:
         return fs.workers["meta"]
-    return max(2 * system.zone_cores.get(service_zone(system, service), 2), 4)
+    return max(2 * sum(system.zone_cores.get(z, 2) for z in service_cores(system, service)), 4)
 
 
 def beegfs_storage_workers(system: System, service: Service) -> int:
@@ -107,7 +125,7 @@ def _beegfs(system: System, fs: BeeGFSSpec) -> list[Setting]:
         ),
         Setting("target_chooser", fs.target_chooser, fs.target_chooser, "topology"),
     ]
-    rule = "default: BeeGFS's tuneNumWorkers = 0, twice the zone's cores, at least 4"
+    rule = "default: BeeGFS's tuneNumWorkers = 0, twice the cores it runs on, at least 4"
     for role, services, default, count in (
         ("storage", storage, _CONF.format("storage"), beegfs_storage_workers),
         ("meta", meta, rule, beegfs_meta_workers),
