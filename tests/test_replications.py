@@ -83,15 +83,21 @@ def test_a_replicated_point_is_the_mean_of_its_runs_with_an_interval_from_their_
 
 
 def test_combined_runs_name_the_part_most_of_them_name_and_average_every_utilisation() -> None:
+    cases = [  # value, bottleneck, utilisations, pool occupancy, requests, last-task factor
+        (100.0, "a", {"a": 0.9, "b": 0.8}, {"p": 1.0}, 10, 0.98),
+        (110.0, "b", {"b": 0.95}, {"p": 0.5}, 20, 0.96),
+        (120.0, "b", {"a": 0.6, "b": 1.0}, {}, 30, 0.97),
+    ]
     runs = [
-        _point(100.0, "a", {"a": 0.9, "b": 0.8}, pool_occupancy={"p": 1.0}, requests=10, last_task_factor=0.98),
-        _point(110.0, "b", {"b": 0.95}, pool_occupancy={"p": 0.5}, requests=20, last_task_factor=0.96),
-        _point(120.0, "b", {"a": 0.6, "b": 1.0}, pool_occupancy={}, requests=30, last_task_factor=0.97),
+        _point(v, name, u, pool_occupancy=pools, requests=n, last_task_factor=f, bottleneck_utilization=u[name])
+        for v, name, u, pools, n, f in cases
     ]
     point = combine_replications(runs, Precision(replications=3))
-    assert point.bottleneck == "b"
+    assert point.bottleneck == "b" and point.bottleneck_runs == 2
+    assert point.to_json()["bottleneck_runs"] == 2
     assert point.utilization == {"a": pytest.approx(0.5), "b": pytest.approx((0.8 + 0.95 + 1.0) / 3)}
-    assert point.bottleneck_utilization == point.utilization["b"]
+    # Each run's own bottleneck's utilisation, averaged (what the runs were held by).
+    assert point.bottleneck_utilization == pytest.approx((0.9 + 0.95 + 1.0) / 3)
     assert point.pool_occupancy == {"p": pytest.approx(0.5)}
     assert point.requests == 60 and point.last_task_factor == pytest.approx(0.97)
     # Half the runs each way: the earlier run's part.
@@ -99,6 +105,27 @@ def test_combined_runs_name_the_part_most_of_them_name_and_average_every_utilisa
     # Identical runs (a bottleneck at a fixed rate): a zero-width interval around their value.
     same = combine_replications([runs[0], runs[0]], Precision(replications=2))
     assert (same.value, same.ci_low, same.ci_high, same.converged) == (100.0, 100.0, 100.0, True)
+
+
+def test_runs_held_by_different_parts_combine_as_held_by_capacity() -> None:
+    # Each seed draws another layout and another array saturates (beegfs-high-capacity with the
+    # randomized chooser, 8 writers): every run is capacity-bound at 1.00, but the part most of
+    # them name is 1/3 busy averaged over all. Read from that average the point was labelled
+    # latency-bound ("more requests in flight would raise it"; an architect's review, session 33).
+    from sim.report.run import bottleneck_text
+
+    parts = ("me4084-0.vd1.drives", "me4084-2.ctrlA.write", "me4084-1.ctrlB.write")
+    runs = [
+        _point(12e9 + i, name, {p: (1.0 if p == name else 0.1) for p in parts}, bottleneck_utilization=1.0)
+        for i, name in enumerate(parts)
+    ]
+    point = combine_replications(runs, Precision(replications=3))
+    assert point.bottleneck == parts[0] and point.bottleneck_runs == 1
+    assert point.utilization[parts[0]] == pytest.approx(0.4)
+    assert point.bottleneck_utilization == 1.0 and point.limit == "capacity"
+    shown = bottleneck_text(point.bottleneck, point.bottleneck_utilization, point.replications, point.bottleneck_runs)
+    assert shown == "me4084-0.vd1.drives (1 of 3 runs)"
+    assert bottleneck_text("x", 1.0, 3, 3) == "x"
 
 
 def test_combined_runs_are_not_converged_if_any_run_measured_before_its_caches_turned_over() -> None:
@@ -150,7 +177,7 @@ def test_a_pool_named_by_the_runs_keeps_its_occupancy_when_they_combine() -> Non
     # the point latency-bound, while every run was capacity-bound (session 22 review).
     full = {"c0->s": 1.0, "c1->s": 1.0, "c2->s": 1.0}
     runs = [
-        _point(100.0, name, {"drive": 0.6, name: 1.0}, pool_occupancy=full, requests=1)
+        _point(100.0, name, {"drive": 0.6, name: 1.0}, pool_occupancy=full, requests=1, bottleneck_utilization=1.0)
         for name in ("c0->s", "c1->s", "c2->s")
     ]
     point = combine_replications(runs, Precision(replications=3))

@@ -146,6 +146,7 @@ class PointResult:
     # (-e, -c) per child on average.
     open_close_s: float | None = None
     replications: int = 1  # independent runs averaged into this point (Precision.replications)
+    bottleneck_runs: int = 1  # of those runs, how many named ``bottleneck``
     # Parts reported but never named the bottleneck: the drives behind a write-back cache that keeps
     # up (and their groups' ".drives"), which destage what arrives while no write waits for them.
     off_path: tuple[str, ...] = ()
@@ -198,6 +199,7 @@ class PointResult:
             out["open_close_seconds"] = self.open_close_s
         if self.replications > 1:
             out["replications"] = self.replications
+            out["bottleneck_runs"] = self.bottleneck_runs
         if self.off_path:
             out["off_path"] = list(self.off_path)
         if self.ceiling_Bps is not None:
@@ -559,8 +561,11 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
     runs and not within one (the layout and start a seed draws, slow dynamics). Each part's
     utilisation and each pool's occupancy are the runs' means (a pool named as the bottleneck is
     given its occupancy's); the bottleneck is the part most runs name (the earliest run's on a tie,
-    as when each run names another of many equal pools); counts, times and batches add up. A single
-    run is returned as it is."""
+    as when each run names another of many equal pools), and its utilisation is the mean of each
+    run's own bottleneck's, so that runs held by different parts (a layout drawn per seed puts the
+    load on another array) still read as held by capacity: the named part's mean utilisation over
+    runs that did not name it read as a latency-bound point (an architect's review, session 33);
+    counts, times and batches add up. A single run is returned as it is."""
     count = len(runs)
     if count == 1:
         return runs[0]
@@ -592,7 +597,8 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         ci_low=max(mean - half, 0.0),
         ci_high=mean + half,
         bottleneck=bottleneck,
-        bottleneck_utilization=utilization.get(bottleneck, 0.0),
+        bottleneck_utilization=sum(run.bottleneck_utilization for run in runs) / count,
+        bottleneck_runs=names.count(bottleneck),
         utilization=utilization,
         pool_occupancy=pools,
         requests=sum(run.requests for run in runs),

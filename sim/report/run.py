@@ -28,12 +28,15 @@ BOTTLENECK = 4
 MIN_NAME_WIDTH = 10
 
 
-def bottleneck_text(bottleneck: str, utilization: float) -> str:
+def bottleneck_text(bottleneck: str, utilization: float, runs: int = 1, named: int = 1) -> str:
     """The bottleneck as a table shows it: the part, or "latency" and the busiest part when no part
-    is half busy (``sim.benchmarks.driver.limit_of``)."""
+    is half busy (``sim.benchmarks.driver.limit_of``); for a point of several runs that did not all
+    name it, how many did."""
     if limit_of(utilization) == "latency":
-        return f"latency; busiest {bottleneck}" if bottleneck else "latency"
-    return bottleneck
+        text = f"latency; busiest {bottleneck}" if bottleneck else "latency"
+    else:
+        text = bottleneck
+    return f"{text} ({named} of {runs} runs)" if named < runs else text
 
 
 def break_at_dots(text: str, width: int) -> str:
@@ -125,7 +128,9 @@ def render_run(result: RunResult, console: Console) -> None:
                 str(point.threads),
                 format_value(point.value, point.unit, point.benchmark),
                 interval,
-                bottleneck_text(point.bottleneck, point.bottleneck_utilization),
+                bottleneck_text(
+                    point.bottleneck, point.bottleneck_utilization, point.replications, point.bottleneck_runs
+                ),
                 f"{point.bottleneck_utilization:.0%}",
             ]
             if last_task:
