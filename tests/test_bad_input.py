@@ -15,6 +15,60 @@ META_DRIVES = "drives: {part: intel-p4600-1.6tb, count: 12}\n        raid_groups
 
 # case: (text in the EDR topology, its replacement, YAML path, message fragment, text on the expected line)
 CASES = {
+    # A discriminated union's tag (filesystem.kind) is located at the tag's own key and line, in
+    # the file's words (until session 33: at filesystem's line, as pydantic's text of the value).
+    "unknown file-system kind": (
+        "  kind: beegfs\n",
+        "  kind: lustre\n",
+        "filesystem.kind",
+        "unknown kind 'lustre'",
+        "kind: lustre",
+    ),
+    "file-system kind null": ("  kind: beegfs\n", "  kind:\n", "filesystem.kind", "got nothing (null)", "  kind:\n"),
+    "file-system kind a list": (
+        "  kind: beegfs\n",
+        "  kind: [beegfs]\n",
+        "filesystem.kind",
+        "got a list",
+        "kind: [beegfs]",
+    ),
+    "file-system kind missing": (
+        "  kind: beegfs\n",
+        "",
+        "filesystem.kind",
+        "missing required key 'kind'",
+        "filesystem:\n  version",
+    ),
+    "file system not a mapping": (
+        "filesystem:\n  kind: beegfs\n",
+        "filesystem: 5\nfs:\n  kind: beegfs\n",
+        "filesystem",
+        "expected a mapping of keys to values, got a number (5)",
+        "filesystem: 5",
+    ),
+    # A literal beyond Python's 4300 digits, or one its explicit tag cannot make: no interpreter
+    # advice, no tag URI, and not every digit repeated.
+    "huge integer": (
+        "  num_targets: 3\n",
+        "  num_targets: " + "9" * 5000 + "\n",
+        "filesystem.num_targets",
+        "cannot read '99999999999999999999'... (5000 characters) as !!int: too large a number",
+        "num_targets:",
+    ),
+    "explicit tag": (
+        "  chunk_size: 2 MiB\n",
+        "  chunk_size: !!int 2 MiB\n",
+        "filesystem.chunk_size",
+        "cannot read '2 MiB' as !!int: not a whole number",
+        "chunk_size:",
+    ),
+    "null overrides": (
+        META_DRIVES,
+        META_DRIVES.replace("count: 12}", "count: 12, overrides: null}"),
+        "servers[1].numa[0].pcie_switches[0].drives.overrides",
+        "expected a mapping of keys to values, got nothing (null)",
+        "overrides: null",
+    ),
     "malformed YAML": ("name: beegfs-edr-2019", "name: [beegfs-edr-2019", "", "malformed YAML", "title:"),
     "unknown key": (
         "  chunk_size: 2 MiB",
@@ -316,6 +370,19 @@ def test_bad_input_is_located(case: str, bad_topology) -> None:
     assert m["file"] == str(topology)
     assert (m["path"] or "") == path
     assert int(m["line"]) == _line_of(topology.read_text(), marker), result.stdout
+
+
+def test_a_parts_section_problem_is_told_once(bad_topology) -> None:
+    # The catalogue reads a topology's own parts and says what is wrong with them; the schema's
+    # view of the same entries said each one a second time, as Python's type names (a fuzz review).
+    for section, message in (
+        ("parts: {drives: []}\n", "must map part names to their fields"),
+        ("parts: {drives: {x: null}}\n", "expected a mapping of keys to values, got nothing (null)"),
+    ):
+        path = bad_topology("filesystem:\n", section + "filesystem:\n")
+        problems = _located(run_cli("validate", str(path)))
+        assert len(problems) == 1, [m.group(0) for m in problems]
+        assert problems[0]["message"].startswith(message)
 
 
 def test_a_service_given_no_targets_is_told_to_give_some(tmp_path) -> None:
@@ -1238,7 +1305,7 @@ def test_a_sourced_value_written_as_a_bare_number_is_told_its_keys(tmp_path) -> 
     path.write_text(text[:start] + "  capacity_efficiency: 0.99\n" + "\n".join(lines))
     problems = _located(run_cli("validate", str(path)))
     assert [m["path"] for m in problems] == ["filesystem.capacity_efficiency"]
-    assert problems[0]["message"].endswith("got float (it takes value, source: {value: ..., source: ...})")
+    assert problems[0]["message"].endswith("got a number (0.99) (it takes value, source: {value: ..., source: ...})")
 
 
 def test_a_second_bundle_between_the_same_switches_is_refused(bad_topology) -> None:

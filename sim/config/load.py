@@ -73,8 +73,8 @@ def _message(error: Any) -> str:
         expected = error.get("ctx", {}).get("expected_tags")
         if tag is not None and expected is not None:
             message = f"unknown kind {tag!r}; expected {expected}"
-    elif kind in ("dict_type", "model_type"):
-        message = f"expected a mapping of keys to values, got {type(error.get('input')).__name__}"
+    elif kind in ("dict_type", "model_type", "model_attributes_type"):
+        message = f"expected a mapping of keys to values, got {_kind_of(error.get('input'))}"
         required = _required_keys(error.get("ctx", {}).get("class_name"))
         if required:  # capacity_efficiency: 0.99 -> {value: 0.99, source: ...}
             message += f" (it takes {', '.join(required)}: {{{', '.join(f'{k}: ...' for k in required)}}})"
@@ -93,6 +93,46 @@ def _message(error: Any) -> str:
         given = error.get("input")
         message = f"expected text, got a number ({given!r}); put it in quotes to keep it as written"
     return message
+
+
+def _kind_of(value: Any) -> str:
+    """What a YAML value is, in the file's words (not Python's type names)."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a yes/no value)"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return f"text ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _node(data: Any, path: tuple[str | int, ...]) -> Any:
+    for element in path:
+        data = data[element]
+    return data
+
+
+def _tag_problem(
+    error: Any, data: Any, path: tuple[str | int, ...], prefix: tuple[str | int, ...]
+) -> tuple[tuple[str | int, ...], str]:
+    """Where and what a discriminated union's tag problem is (``filesystem.kind``): at the tag's own
+    key and line, with the value as written (pydantic reports the mapping, with the value as text)."""
+    ctx = error.get("ctx", {})
+    key = str(ctx.get("discriminator", "")).strip("'")
+    node = _node(data, path[len(prefix) :])
+    if error["type"] == "union_tag_not_found" or not isinstance(node, dict) or key not in node:
+        return (*path, key), f"missing required key {key!r}"
+    value = node[key]
+    expected = ctx.get("expected_tags", "")
+    if isinstance(value, str):
+        return (*path, key), f"unknown {key} {value!r}; expected {expected}"
+    return (*path, key), f"expected one of {expected}, got {_kind_of(value)}"
 
 
 # What a union's word or number alternatives say of a list (see validation_problems).
@@ -118,10 +158,13 @@ def validation_problems(
         ):
             continue
         path = prefix + _data_path(data, loc)
+        message = _message(error)
         if error["type"] in ("extra_forbidden", "missing") and loc:
             key = loc[-1]
             path = prefix + _data_path(data, loc[:-1]) + (key,)
-        problem = smap.problem(path, _message(error))
+        elif error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            path, message = _tag_problem(error, data, path, prefix)
+        problem = smap.problem(path, message)
         if (problem.path, problem.message) not in seen:
             seen.add((problem.path, problem.message))
             problems.append(problem)
@@ -403,7 +446,10 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     try:
         spec = validate_model(SystemSpec, data, smap)
     except ConfigError as exc:
-        problems.extend(exc.problems)
+        # A parts section the catalogue has read reports its own problems, in its words: the
+        # schema's view of the same entries would say each one twice.
+        covered = isinstance(data.get("parts"), dict)
+        problems.extend(p for p in exc.problems if not (covered and p.path.startswith(("parts.", "parts["))))
         raise ConfigError(problems) from None
     if problems:
         raise ConfigError(problems)

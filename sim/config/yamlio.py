@@ -127,15 +127,26 @@ def _scalar(
     except (ValueError, TypeError, OverflowError) as exc:
         if problems is None or smap is None:
             raise
-        problems.append(
-            Problem(
-                smap.file,
-                node.start_mark.line + 1,
-                format_path(path),
-                f"cannot read {node.value!r} as {node.tag}: {exc}",
-            )
-        )
+        problems.append(Problem(smap.file, node.start_mark.line + 1, format_path(path), _unreadable(node, exc)))
         raise _BadScalar from None
+
+
+#: What a value that its tag cannot make is not, by the tag's short name.
+_NOT_A = {"!!int": "not a whole number", "!!float": "not a number", "!!bool": "not true or false"}
+
+
+def _unreadable(node: yaml.Node, exc: Exception) -> str:
+    """Why a scalar cannot be read, in the file's words: the value (cut short if long), its tag as
+    YAML writes it (``!!int``) and what it is not, without Python's own wording (a literal of more
+    than 4300 digits gave the interpreter's advice to raise its limit, with all the digits)."""
+    text = str(node.value)
+    shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
+    tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+    if "digits" in str(exc) and text.lstrip("+-").isdigit():
+        reason = "too large a number"
+    else:
+        reason = _NOT_A.get(tag, "not a value of that type")
+    return f"cannot read {shown} as {tag}: {reason}"
 
 
 # The most values one document may expand to. Aliases (``*name``) repeat a node without repeating
