@@ -184,6 +184,12 @@ def render_run(result: RunResult, console: Console) -> None:
             "utilisation: striping and rotating parity share a group's load among its drives, so "
             "they are judged together (each drive's own figure is in --json)"
         )
+        if result.system.data_on_hard_disks:
+            console.print(
+                "hard disks busy all the time still serve more per busy second with more commands "
+                "queued (each picks the nearest of those it sees), so more requests in flight per "
+                "target (GPFS's nsd_threads per_queue, BeeGFS's storage workers) can raise their rate"
+            )
     if any(p.bottleneck in p.pool_occupancy for p in result.points):
         console.print(
             "a pool as bottleneck (a->b: a client's connections to a service, or a service's messages "

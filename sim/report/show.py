@@ -70,8 +70,7 @@ def render_summary(summary: Summary, console: Console) -> None:
                 f"{even.describe()} (striping spreads a benchmark's data evenly over the targets)",
             )
 
-    data_drives = {m for t in s.storage_targets for m in s.groups[t].members}
-    if any(s.drive_parts[d].kind == "nl_sas_hdd" for d in data_drives):
+    if s.data_on_hard_disks:
         # A teaching review found the drives named as a run's bottleneck far below this ceiling
         # (pixstor-large reads: 23 GB/s, drives 99.8% busy, ceiling 28 GB/s from the controllers).
         bounds.caption = (

@@ -144,6 +144,12 @@ class System:
         self.graph.add_edge(a, b)
 
     @property
+    def data_on_hard_disks(self) -> bool:
+        """Whether any drive of a storage target's RAID group is a hard disk."""
+        members = (m for t in self.storage_targets for m in self.groups[t].members)
+        return any(self.drive_parts[m].kind == "nl_sas_hdd" for m in members)
+
+    @property
     def storage_targets(self) -> list[str]:
         """Targets holding file data (BeeGFS storage targets, GPFS data NSDs), in the order they are
         built: the enclosures' virtual disks (each array's, then its expansion's) in declaration
