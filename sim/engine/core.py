@@ -207,13 +207,20 @@ class StationGroup:
         self.servers = sum(m.servers for m in self.members)
 
     def _member(self) -> Station:
-        now = self.members[0].env._now
-        best = self.members[0]
-        best_key = (max(best.free_at, now), best.work)
-        for member in self.members[1:]:
-            key = (max(member.free_at, now), member.work)
-            if key < best_key:
-                best, best_key = member, key
+        # Every CPU visit of a request passes here: the earliest free time read from the fields
+        # (not the ``free_at`` property), compared without building tuples.
+        members = self.members
+        best = members[0]
+        now = best.env._now
+        best_free = best._free1 if best.servers == 1 else best._free[0]
+        if best_free < now:
+            best_free = now
+        for member in members[1:]:
+            free = member._free1 if member.servers == 1 else member._free[0]
+            if free < now:
+                free = now
+            if free < best_free or (free == best_free and member.work < best.work):
+                best, best_free = member, free
         return best
 
     def reserve(self, duration: float) -> float:
