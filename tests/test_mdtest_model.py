@@ -534,6 +534,22 @@ def test_gpfs_stride_to_other_nodes_is_bound_by_metadata_reads() -> None:
     assert runs["remove", 1].value < 0.9 * runs["remove", 0].value
 
 
+def test_gpfs_reads_two_strides_on_find_their_own_nodes_files() -> None:
+    """Two tasks on two nodes with -N 1: the stat phase works on the other node's files, the read
+    phase (two strides on) on files its own node made, served from its own cache as without -N
+    (until session 33 every phase took one stride, and the reads ran 31 times slower)."""
+    system = load_system(PIXSTOR)
+    rate = {
+        (op, n): run_point(
+            system, _mdtest(threads=2, stride=n), op, 2, seed=3, precision=QUICK, whole_phase=False
+        ).value
+        for op in ("stat", "read")
+        for n in (0, 1)
+    }
+    assert rate["read", 1] == rate["read", 0]
+    assert rate["stat", 1] < 0.1 * rate["stat", 0]
+
+
 def test_whole_phase_counts_the_data_requests_of_each_item() -> None:
     # 800 files are a small phase when empty or of 4 KiB, not when each is 1 GiB of 8 MiB blocks
     # (102,400 block writes): such a phase runs in steady state, with its request budget.
@@ -576,10 +592,23 @@ def test_gpfs_tasks_that_find_their_node_holds_the_token_hand_the_lock_on_withou
     assert 0 < point.value < math.inf and point.bottleneck.endswith(".token")
 
 
-@pytest.mark.parametrize(("phase", "owners"), [("create", [0, 1, 2]), ("dir_create", [0, 1, 2]), ("stat", [1, 2, 0])])
+@pytest.mark.parametrize(
+    ("phase", "owners"),
+    [
+        ("create", [0, 1, 2]),
+        ("dir_create", [0, 1, 2]),
+        ("stat", [1, 2, 0]),
+        ("dir_stat", [1, 2, 0]),
+        ("read", [2, 0, 1]),
+        ("remove", [0, 1, 2]),
+        ("dir_remove", [0, 1, 2]),
+    ],
+)
 def test_mdtest_stride_moves_the_phases_after_the_creates_only(phase: str, owners: list[int]) -> None:
     """mdtest -N 1 with three tasks: each task creates its own items (a create's owner is the task
-    itself) and stats those of the next rank round (task t works on t + 1 mod 3's)."""
+    itself), stats those of the next rank round, reads those two ranks on and removes those three
+    on, its own (mdtest names the k-th phase's items from rank + k x N: stat_name, read_name,
+    rm_name)."""
     from types import SimpleNamespace
 
     from sim.fs.mdtest import MdtestWalk

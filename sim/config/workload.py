@@ -449,9 +449,10 @@ class MdtestWorkload(_Placed):
       does nothing when ``write_bytes`` is 0 (see :attr:`fsync_per_file`).
     * ``iterations`` (``-i``): times the whole test is repeated; the document's figures are over these.
     * ``stride`` (``-N``): in the stat, read and remove phases (files and directories) each task
-      works on the items of the task ``stride`` ranks further on, not its own (0, the default: its
-      own). Benchmarkers set it to the ranks per node so that no node finds the items it works on
-      in its own cache.
+      works on the items of the task 1, 2 and 3 x ``stride`` ranks further on (mdtest's names for
+      each phase), not its own (0, the default: its own). Benchmarkers set it to the ranks per node
+      so that no node finds the items it works on in its own cache (on more nodes than three: the
+      read phase of -N 1 on two nodes reads what its own node made).
     * ``total_files`` is not a mdtest flag: the number of files the document kept fixed (see above).
     """
 
