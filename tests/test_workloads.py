@@ -806,6 +806,22 @@ def test_gpfs_reads_of_files_held_in_the_pagepool_are_refused() -> None:
     for alone in ("-np 1", "-np 16 -npernode 16"):
         with pytest.raises(PfssimError, match="-C reads another node's data only when the tasks span several nodes"):
             check_runnable(pixstor, parse_command(f"mpirun {alone} ior -w -r -e -C -t 16m -b 1g -o /f"))
+    # -Q q: task t reads task t + q x (1 when dealt round robin, else the tasks per node)'s data
+    # (IOR's rankOffset): on 2 nodes, -Q 2 comes back to each task's own node, -Q 3 does not; 16
+    # tasks 8 per node read their own node's data with -Q 2 (16 ranks on), not with -Q 1 or 3.
+    def reads_elsewhere(line: str) -> bool:
+        try:
+            check_runnable(pixstor, parse_command(line))
+        except PfssimError as refused:
+            assert "the task each reads from (-Q nodes on) runs on another node" in str(refused)
+            return False
+        return True
+
+    two = "mpirun -np 2 --map-by node ior -r -e -C -t 16m -b 1g -o /f"
+    assert [reads_elsewhere(f"{two} -Q {q}") for q in (1, 2, 3, 4)] == [True, False, True, False]
+    blocks = "mpirun -np 16 -npernode 8 ior -r -e -C -t 16m -b 1g -o /f"
+    assert [reads_elsewhere(f"{blocks} -Q {q}") for q in (1, 2, 3)] == [True, False, True]
+    assert parse_command(f"{two} -Q 3").reorder_offset == 3 and parse_command(two).reorder_offset == 1
     check_runnable(pixstor, parse_command("iozone -i 2 -e -I -r 4k -s 20g -t 1"))  # O_DIRECT
     check_runnable(pixstor, parse_command("iozone -i 2 -e -r 4k -s 40g -t 1"))  # larger than the share
     check_runnable(pixstor, parse_command("iozone -i 0 -e -r 16m -s 4g -t 8 -+n -+m h"))  # writes only

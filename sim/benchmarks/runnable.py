@@ -145,10 +145,9 @@ def _check_cached_reads(system: System, workload: Workload, fs: GpfsSpec) -> Non
         return
     pagepool, shares = _pagepool_shares(system, workload, fs)
     clients = len(system.clients)
-    # With -C a task reads another node's data, when the tasks are on more than one node.
-    elsewhere = {
-        t for t in workload.threads if workload.reorder_tasks and min(workload.clients_needed(t, clients), clients) > 1
-    }
+    # With -C a task reads another node's data, when the tasks are on more than one node and -Q's
+    # offset does not bring any of them back to its own.
+    elsewhere = {t for t in workload.threads if not workload.reads_own_node(t, clients)}
     cached = [t for t in workload.threads if workload.file_size_for(t) <= shares[t] and t not in elsewhere]
     if not cached:
         return
@@ -157,8 +156,11 @@ def _check_cached_reads(system: System, workload: Workload, fs: GpfsSpec) -> Non
     each, fits, it = ("each task's blocks (-b x -s)", "fit", "them") if shared else ("each file", "fits", "it")
     if not workload.benchmark.startswith("ior"):
         other = " or O_DIRECT (-I)"
-    elif workload.reorder_tasks:  # -C given: its tasks are all on one node here
-        other = " or O_DIRECT (-B); -C reads another node's data only when the tasks span several nodes"
+    elif workload.reorder_tasks:  # -C given: some task reads its own node's data here
+        other = (
+            " or O_DIRECT (-B); -C reads another node's data only when the tasks span several nodes and "
+            "the task each reads from (-Q nodes on) runs on another node"
+        )
     else:
         other = ", O_DIRECT (-B), or -C (each task reads another node's data)"
     raise WorkloadError(

@@ -212,11 +212,26 @@ class Workload(_Placed):
     max_file_size: Size | None = None
     threads: list[ThreadCount] = Field(min_length=1)
     segments: Count = 1
-    # IOR's -C: each task reads back what a task on another node wrote, so no read finds its data
-    # in its own node's cache.
+    # IOR's -C: each task reads back what the task ``reorder_offset`` nodes on wrote (-Q, default 1),
+    # so no read finds its data in its own node's cache unless that offset comes back to its node.
     reorder_tasks: Flag = False
+    reorder_offset: Count = 1
     stripe: StripeOverride | None = None
     gpfs_pagepool_client: Size | None = None
+
+    def reads_own_node(self, threads: int, clients: int) -> bool:
+        """Whether some task reads data written on its own node: always without IOR's -C; with it,
+        when the task whose data a task reads (IOR's rankOffset: ``reorder_offset`` (-Q) times one
+        rank for tasks dealt round-robin over the nodes, or times the first node's tasks for tasks
+        in blocks per node, modulo the tasks) runs on the same node (a benchmark-semantics review:
+        -C -Q 2 on two nodes reads back each node's own data)."""
+        if not self.reorder_tasks:
+            return True
+        shift = 1 if self.per_node is None or self.placement == "one_client" else min(self.per_node, threads)
+        offset = (self.reorder_offset * shift) % threads
+        return any(
+            self.placed(u, clients)[0] == self.placed((u + offset) % threads, clients)[0] for u in range(threads)
+        )
 
     @field_validator("record_size")
     @classmethod
@@ -282,6 +297,10 @@ class Workload(_Placed):
         if self.reorder_tasks and not self.benchmark.startswith("ior"):
             raise SettingError(
                 "reorder_tasks", f"reorder_tasks (IOR's -C) is an IOR setting; {self.benchmark} has none"
+            )
+        if self.reorder_offset != 1 and not self.benchmark.startswith("ior"):
+            raise SettingError(
+                "reorder_offset", f"reorder_offset (IOR's -Q) is an IOR setting; {self.benchmark} has none"
             )
         if self.file_size is not None and self.file_size != int(self.file_size):
             raise SettingError("file_size", f"file_size must be a whole number of bytes, got {self.file_size:,.1f} B")

@@ -136,7 +136,7 @@ OPTION_OF = {
     "iozone": {"fsync": "-e", "direct_io": "-I", "file_size": "-s", "record_size": "-r", "threads": "-t"},
     "ior": {
         **{"fsync": "-e", "direct_io": "-B", "file_size": "-b", "record_size": "-t", "threads": "-np"},
-        **{"segments": "-s", "per_node": "-npernode", "reorder_tasks": "-C"},
+        **{"segments": "-s", "per_node": "-npernode", "reorder_tasks": "-C", "reorder_offset": "-Q"},
     },
     "mdtest": {
         **{"threads": "-np", "items": "-n", "items_per_dir": "-I", "write_bytes": "-w", "read_bytes": "-e"},
@@ -162,6 +162,7 @@ def make_workload(
     segments: int = 1,
     per_node: int | None = None,
     reorder_tasks: bool = False,
+    reorder_offset: int = 1,
 ) -> Workload:
     """The IOzone or IOR workload one command line runs: one thread count, threads placed round robin
     (IOzone's ``-+m`` list and ``mpirun --map-by node`` as the documents use them) or, for IOzone
@@ -183,6 +184,7 @@ def make_workload(
         "per_node": per_node,
         "segments": segments,
         "reorder_tasks": reorder_tasks,
+        "reorder_offset": reorder_offset,
     }
     try:
         return Workload.model_validate(fields)

@@ -54,7 +54,7 @@ def parse_command(text: str, *, name: str = "cmd") -> AnyWorkload:
 #: they vary over the sweep, and the command gives them as shell variables.
 _SETTINGS = (
     *("benchmark", "record_size", "direct_io", "fsync", "timed_close", "placement", "per_node", "segments"),
-    "reorder_tasks",
+    *("reorder_tasks", "reorder_offset"),
 )
 _MDTEST_SETTINGS = (
     *("benchmark", "placement", "per_node", "files_only", "dirs_only", "unique_dir", "depth", "leaf_only"),

@@ -20,14 +20,12 @@ IOR_NO_EFFECT_WITH_VALUE = {
     "-d": "delay between repetitions; no effect on the modelled phase",
     "-i": "number of repetitions; pfssim reports the steady state",
     "-o": "test file path; pfssim uses the file system of the topology",
-    "-Q": "task-per-node offset used by -C; with -C pfssim takes every read as another node's data, whatever "
-    "the offset",
 }
 IOR_REFUSED = {
     "-Y": "fsync after every write is not modelled (-e, one fsync as each file is closed, is)",
 }
 _IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -z, -e, -C and O_DIRECT"
-_IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", *IOR_NO_EFFECT_WITH_VALUE}
+_IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", "-Q", *IOR_NO_EFFECT_WITH_VALUE}
 _IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-z", "-C", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
 
 
@@ -74,6 +72,7 @@ def _split_ior(token: str) -> tuple[str, str | None]:
 def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int | None = None) -> Workload:
     cursor = Cursor(tokens)
     write = read = direct = fsync = per_process = random = reorder = False
+    offset = 1
     direct_by: dict[bool, str] = {}  # the O_DIRECT settings given, and by which flag
     transfer: int | None = None
     block: int | None = None
@@ -111,8 +110,10 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
             block = cursor.number(token, None, "a block size", lambda f, t: size_bytes(f, t, 1, "16g"))
         elif token == "-s":
             segments = cursor.number(token, None, "a segment count", whole_number)
-        elif token in ("-i", "-Q"):
+        elif token == "-i":
             whole_number(token, cursor.value(token, None, "a whole number"))
+        elif token == "-Q":  # the task-per-node offset of -C (IOR's taskPerNodeOffset); nothing without it
+            offset = cursor.number(token, None, "a whole number", whole_number)
         elif token == "-d":
             whole_number(token, cursor.value(token, None, "a delay in seconds"), minimum=0)
         elif re.fullmatch(r"-v+", token) or token in IOR_NO_EFFECT:
@@ -157,4 +158,5 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
         segments=segments,
         per_node=per_node,
         reorder_tasks=reorder,
+        reorder_offset=offset,
     )
