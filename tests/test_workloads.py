@@ -806,6 +806,7 @@ def test_gpfs_reads_of_files_held_in_the_pagepool_are_refused() -> None:
     for alone in ("-np 1", "-np 16 -npernode 16"):
         with pytest.raises(PfssimError, match="-C reads another node's data only when the tasks span several nodes"):
             check_runnable(pixstor, parse_command(f"mpirun {alone} ior -w -r -e -C -t 16m -b 1g -o /f"))
+
     # -Q q: task t reads task t + q x (1 when dealt round robin, else the tasks per node)'s data
     # (IOR's rankOffset): on 2 nodes, -Q 2 comes back to each task's own node, -Q 3 does not; 16
     # tasks 8 per node read their own node's data with -Q 2 (16 ranks on), not with -Q 1 or 3.
