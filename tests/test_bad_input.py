@@ -55,6 +55,13 @@ CASES = {
         "cannot read '99999999999999999999'... (5000 characters) as !!int: too large a number",
         "num_targets:",
     ),
+    "huge integer with separators": (
+        "  num_targets: 3\n",
+        "  num_targets: " + "1_" * 4400 + "1\n",
+        "filesystem.num_targets",
+        "(8801 characters) as !!int: too large a number",
+        "num_targets:",
+    ),
     "explicit tag": (
         "  chunk_size: 2 MiB\n",
         "  chunk_size: !!int 2 MiB\n",

@@ -967,3 +967,35 @@ def test_one_tasks_file_data_is_dealt_both_hcas_of_each_storage_zone(tmp_path: P
     zones = {system.zone_of[s.hcas[0]] for s in storage}
     assert set(reached) == zones
     assert all(len(used) == 2 for used in reached.values()), reached
+
+
+def test_a_metadata_service_declared_on_a_two_zone_server_uses_both_zones(tmp_path: Path) -> None:
+    # beegfs-high-capacity's metadata servers declare their services on the server, with one zone.
+    # Given a second zone (its own HCA, listed first, so that the ME4024's HBA is in the second):
+    # the creates run on both zones' cores (they were CPU-bound on the first alone, an architect's
+    # review), and the services write their MDTs from the zone that holds the HBA, with no UPI
+    # crossing (they wrote from their first HCA's zone, across the UPI link).
+    from sim.benchmarks.workloads import find_workload
+    from sim.topology.build import load_system
+    from tests.conftest import ROOT, build_model
+
+    one = (
+        "    numa:\n      - hcas:\n          - {part: connectx5-edr, switch: ib}\n"
+        '        hbas:\n          - {part: dell-12gbps-sas-hba}\n    sas:\n      - {enclosures: "me4024-*"}'
+    )
+    text = (ROOT / "topologies" / "beegfs-high-capacity.yaml").read_text()
+    assert text.count(one) == 1, "test fixture out of date"
+    two = one.replace("    numa:\n", "    numa:\n      - hcas: [{part: connectx5-edr, switch: ib}]\n", 1)
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    path = tmp_path / "two-zone-meta.yaml"
+    path.write_text(text.replace(one, two))
+    system = load_system(path)
+    workload = find_workload("mdtest-beegfs-hc")
+    model = build_model(system, workload, "create", 64)
+    service = model.meta[0]
+    assert service.zone is None and system.zone_of[service.hcas[0]] == f"{service.server}.numa0"
+    model._mdt_write(service, model.ctx.streams("test"))
+    assert not any(".upi" in station.name for station, _ in model._mdt_hops[service.name])
+    point = run_point(system, workload, "create", 64, seed=1, precision=QUICK)
+    cpus = {n: u for n, u in point.utilization.items() if n.startswith("meta0.") and n.endswith(".cpu")}
+    assert set(cpus) == {"meta0.numa0.cpu", "meta0.numa1.cpu"} and min(cpus.values()) > 0.5, cpus

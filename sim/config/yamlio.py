@@ -142,7 +142,7 @@ def _unreadable(node: yaml.Node, exc: Exception) -> str:
     text = str(node.value)
     shown = repr(text) if len(text) <= 40 else f"{text[:20]!r}... ({len(text)} characters)"
     tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
-    if "digits" in str(exc) and text.lstrip("+-").isdigit():
+    if "digits" in str(exc) and text.replace("_", "").lstrip("+-").isdigit():  # YAML 1.1 allows 1_000
         reason = "too large a number"
     else:
         reason = _NOT_A.get(tag, "not a value of that type")

@@ -7,9 +7,9 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
   operation is a request to the owner of its directory.
 * A request: the client's CPU (``beegfs_client_request_cpu_s``) and one network latency each way;
   at most ``conn_max_internode.client`` requests in flight from one client to one service; one of
-  the service's ``workers.meta`` worker threads (default twice its zone's cores, at least 4) for the
-  whole server-side work; one core of the
-  service's NUMA zone for ``beegfs_meta_request_cpu_s``.
+  the service's ``workers.meta`` worker threads (default twice the cores it runs on, at least 4)
+  for the whole server-side work; one core of the service's NUMA zone (of any of its server's
+  zones, if it is not pinned to one: :meth:`Platform.service_cpu`) for ``beegfs_meta_request_cpu_s``.
 * create = open(O_CREAT) + close: two requests; the create writes one ext4 block
   (``beegfs_mdt_update_bytes``) to the owner's metadata target. No storage target is contacted
   (chunk files are made lazily by the first write).
@@ -53,7 +53,14 @@ from sim.engine.core import Pool, Station, Task, join
 from sim.engine.rng import Stream
 from sim.fs.common import RunContext
 from sim.fs.mdtest import FileHandleSteps, MetadataModelBase
-from sim.fs.settings import beegfs_conn_max, beegfs_meta_workers, beegfs_storage_workers, memory_zone, service_zone
+from sim.fs.settings import (
+    beegfs_conn_max,
+    beegfs_meta_workers,
+    beegfs_storage_workers,
+    memory_zone,
+    service_cores,
+    service_zone,
+)
 from sim.params import value
 from sim.topology.model import Service
 
@@ -171,8 +178,11 @@ class BeeGFSMetadataModel(MetadataModelBase):
         mdt = service.targets[0]
         hops = self._mdt_hops.get(service.name)
         if hops is None:
+            # A service not pinned to a zone writes from the zone nearest its MDT (no UPI crossing
+            # where one of its zones holds the MDT's drives or HBA), as any of its cores may.
+            zones = service_cores(ctx.system, service) if service.zone is None else (self._zone(service),)
             hops = self._mdt_hops[service.name] = platform.resolve(
-                platform.storage_hops(service.server, self._zone(service), mdt, "write")
+                min((platform.storage_hops(service.server, z, mdt, "write") for z in zones), key=len)
             )
         blocks = max(int(platform.raids[mdt].capacity // self.update_bytes), 1)
         offset = stream.integer(blocks) * self.update_bytes

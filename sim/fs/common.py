@@ -19,8 +19,9 @@ from sim.topology.model import System
 class Route:
     """Resolved path of one thread's requests to one target: computed once, reused by every request.
 
-    ``network`` and ``storage`` are stations with their seconds per byte; ``cpu`` is the serving
-    zone's cores; ``pool`` the server-side threads (BeeGFS target workers, GPFS NSD threads);
+    ``network`` and ``storage`` are stations with their seconds per byte; ``cpu`` is the cores the
+    service runs on (one zone's, or a group of its server's zones' for a service not pinned to one);
+    ``pool`` the server-side threads (BeeGFS target workers, GPFS NSD threads);
     ``conn`` the client's connection limit to that server, if the file system has one.
     """
 

@@ -5,8 +5,8 @@
   with ``cluster`` a file's blocks on one NSD are consecutive.
 * A block (or a smaller record's part of one) is one NSD request to the LUN's primary NSD server
   (:class:`NsdPaths`): the client's transfer to that server's HCA, an NSD worker thread,
-  ``gpfs_nsd_block_cpu_s`` of CPU on the receiving zone, then the server's HBA/SAS path and the
-  ME4 controller.
+  ``gpfs_nsd_block_cpu_s`` of CPU on the server's cores (any of its zones:
+  :meth:`Platform.service_cpu`), then the server's HBA/SAS path and the ME4 controller.
 * Buffered I/O goes through the client's pagepool: sequential reads are prefetched and writes
   (sequential or random) written behind. The node's ``gpfs_prefetch_threads`` do the block I/Os,
   handed out first come, first served to its streams; a thread is free again as soon as its I/O
@@ -426,8 +426,8 @@ class NsdPaths:
     client's transfer to the server's HCA, an NSD worker thread (for a request larger than
     ``gpfs_nsd_small_io_bytes`` first one of the ``gpfs_nsd_threads_per_queue`` threads of the
     LUN's own NSD queue, so a LUN has at most that many large requests at its drives),
-    ``gpfs_nsd_block_cpu_s`` of CPU on the receiving zone, then the server's HBA/SAS path
-    alongside the LUN's I/O (and the transfer back for a read)."""
+    ``gpfs_nsd_block_cpu_s`` of CPU on the server's cores, then the server's HBA/SAS path from the
+    memory of the arriving HCA's zone alongside the LUN's I/O (and the transfer back for a read)."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
