@@ -426,7 +426,7 @@ def test_a_pilot_stops_at_once_when_a_write_finds_a_cache_full(monkeypatch: pyte
     from sim.fs.platform import Platform
     from tests.conftest import ROOT
 
-    monkeypatch.setattr(Platform, "cache_waits", lambda self: 1)
+    monkeypatch.setattr(Platform, "cache_waits", lambda self, luns=None: 1)
     system = load_system(ROOT / "topologies" / "beegfs-high-capacity.yaml")
     with pytest.raises(driver._CacheFilled) as caught:
         driver._steady_point(system, _random_writes(), "random_write", 8, 1, Precision(), 0.5)

@@ -127,6 +127,12 @@ class MetadataModelBase:
         """Size of the dirty writes a LUN's cache holds in the phase's steady state: 4 KiB blocks."""
         return 4096.0
 
+    def pilot_luns(self) -> set[str]:
+        """LUNs whose write caches start at the point's fill (:attr:`Platform.cache_fill`), which a
+        pilot at the watermark watches for a load the destages cannot keep up with (none here: the
+        LUNs an mdtest phase writes start where :meth:`prefill_fill` puts them)."""
+        return set()
+
     def prefill_fill(self, lun: str) -> float:
         """How full a LUN's cache starts. On SSDs the destage of small writes outruns the
         controller's command rate, so the cache sits at its flush watermark (half); on HDDs small

@@ -17,7 +17,7 @@ import simpy
 from simpy.events import Event
 
 from sim.devices.drives import HddDrive, SsdDrive, book_path, make_drive
-from sim.devices.me4 import Me4Controller
+from sim.devices.me4 import Me4Controller, WriteBackCache
 from sim.devices.raid import RaidDevice
 from sim.engine.core import Pool, Station, StationGroup, join
 from sim.engine.rng import Streams
@@ -174,9 +174,18 @@ class Platform:
                 if only is None or vdisk in only:
                     cache.prefill(sampler(vdisk), fill(vdisk) if fill is not None else self.cache_fill, swept)
 
-    def cache_waits(self) -> int:
-        """Host writes that have found an ME4 write cache full so far (all caches)."""
-        return sum(cache.waits for c in self.controllers.values() for cache in c.caches.values())
+    def _caches(self, luns: set[str] | None = None) -> list[tuple[str, WriteBackCache]]:
+        """(virtual disk, write cache) of every ME4 cache, or of those of ``luns``."""
+        return [
+            (vdisk, cache)
+            for c in self.controllers.values()
+            for vdisk, cache in c.caches.items()
+            if luns is None or vdisk in luns
+        ]
+
+    def cache_waits(self, luns: set[str] | None = None) -> int:
+        """Host writes that have found an ME4 write cache full so far (all caches, or ``luns``')."""
+        return sum(cache.waits for _, cache in self._caches(luns))
 
     def watch_write_buffers(self) -> None:
         """Start looking for the SSD write buffers' long-run state (:meth:`SsdDrive.watch_buffer`)."""
@@ -197,23 +206,15 @@ class Platform:
         """Dirty entries each ME4 write cache holds now, by virtual disk."""
         return {vdisk: cache.held for c in self.controllers.values() for vdisk, cache in c.caches.items()}
 
-    def caches_filling(self, before: dict[str, int]) -> bool:
-        """Whether a write cache holds more entries than it did when ``before`` (:meth:`cache_held`)
-        was taken by more than its destages in flight (what one round of destages can clear)."""
-        return any(
-            cache.held - before[vdisk] > cache.destagers
-            for c in self.controllers.values()
-            for vdisk, cache in c.caches.items()
-        )
+    def caches_filling(self, before: dict[str, int], luns: set[str] | None = None) -> bool:
+        """Whether a write cache (of ``luns``, if given) holds more entries than it did when
+        ``before`` (:meth:`cache_held`) was taken by more than its destages in flight (what one
+        round of destages can clear)."""
+        return any(cache.held - before[vdisk] > cache.destagers for vdisk, cache in self._caches(luns))
 
-    def destaging_drives(self) -> set[str]:
-        """The member drives of every virtual disk behind an ME4 write cache, by name."""
-        return {
-            drive.name
-            for c in self.controllers.values()
-            for cache in c.caches.values()
-            for drive in cache.device.members
-        }
+    def destaging_drives(self, luns: set[str] | None = None) -> set[str]:
+        """The member drives of every virtual disk behind an ME4 write cache (of ``luns``, if given)."""
+        return {drive.name for _, cache in self._caches(luns) for drive in cache.device.members}
 
     def prestart_read_ahead(self, starts: dict[str, list[float]]) -> None:
         """Start the controllers' read-ahead streams of each virtual disk at the given offsets (where

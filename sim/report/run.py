@@ -234,7 +234,9 @@ def render_run(result: RunResult, console: Console) -> None:
             "* the simulated rate's interval is wider than the requested precision (the point's request "
             "budget was reached, an MDtest phase small enough to simulate whole varies that much "
             "between its runs, or a point's independent runs do), the point's write caches, started "
-            "full, had not turned that start over within its budget, or the interval lies above the "
+            "full, had not turned that start over within its budget, an MDtest phase's file data "
+            "outran the disks behind the write caches it started at their watermark (the caches were "
+            "filling), or the interval lies above the "
             "hardware ceiling (pfssim show's, from the clients the threads run on): a start-up "
             "transient the run did not outlast, as between two parts within a few percent of each other"
         )
