@@ -300,20 +300,20 @@ def test_plot_shows_the_ceiling_and_which_points_are_latency_bound() -> None:
     ax = figure(result).axes[0]
     # One thread runs on one client, whose HCA is its ceiling; 64 threads use every client, and the
     # ceiling is pfssim show's.
-    ceiling = {
-        line.get_label(): list(line.get_ydata()) for line in ax.get_lines() if "ceiling" in str(line.get_label())
-    }
+    ceiling = {line.get_label(): line for line in ax.get_lines() if "ceiling" in str(line.get_label())}
     one = max_flow_bound(system, "read", [system.clients[0]]).Bps
-    assert one == pytest.approx(12.4e9)  # an EDR client port
+    two = max_flow_bound(system, "read", list(system.clients[:2])).Bps
+    assert one == pytest.approx(12.4e9) and two == pytest.approx(24.8e9)  # EDR client ports
     clients = len(system.clients)
-    assert ceiling == {
-        f"write ceiling of the clients used (pfssim show: all {clients})": pytest.approx(
-            [one / 1e9, summarize(system).write.Bps / 1e9]
-        ),
-        f"read ceiling of the clients used (pfssim show: all {clients})": pytest.approx(
-            [one / 1e9, summarize(system).read.Bps / 1e9]
-        ),
-    }
+    for op in ("write", "read"):
+        # A step at every thread count that adds a client (1, 2, 3, ... until every client has a
+        # thread), held from there to the next (steps-post): at 2 threads the ceiling of two clients
+        # (drawn between the simulated counts 1 and 64, it showed one client's until 8).
+        line = ceiling[f"{op} ceiling of the clients used (pfssim show: all {clients})"]
+        x, y = list(line.get_xdata()), list(line.get_ydata())
+        assert line.get_drawstyle() == "steps-post" and x[:3] == [1, 2, 3] and x[-1] == 64
+        assert y[0] == pytest.approx(one / 1e9) and y[1] == pytest.approx(two / 1e9)
+        assert y[-1] == pytest.approx(getattr(summarize(system), op).Bps / 1e9) and y == sorted(y)
     # Threads that leave no client out are drawn against pfssim show's ceiling, a level line.
     wide = run_suite(system, [workload.with_threads([64])], seed=3)
     labels = {line.get_label() for line in figure(wide).axes[0].get_lines()}
@@ -1147,16 +1147,17 @@ def _bandwidth_result(threads: list[int]):  # noqa: ANN202 - a RunResult of hand
 
 
 def test_plot_draws_the_ceiling_of_the_clients_used_as_steps_and_labels_each_unit() -> None:
-    # On tiny's 2 clients, 1 thread uses one client: the ceiling is drawn per thread count, as a step
-    # line centred on each point (its value holds at that count, not between counts); each panel's
-    # axis is in its benchmark's unit.
+    # On tiny's 2 clients, 1 thread uses one client: the ceiling is drawn as a step line changing at
+    # the thread counts where the clients used change; each panel's axis is in its benchmark's unit,
+    # and the legend sits beside the panel, not over its curves.
     from sim.report.plot import figure
 
     axes = figure(_bandwidth_result([1, 2])).axes
     steps = [line for line in axes[0].get_lines() if "ceiling" in str(line.get_label())]
     assert [line.get_label() for line in steps] == ["write ceiling of the clients used (pfssim show: all 2)"]
-    assert steps[0].get_drawstyle() == "steps-mid"
+    assert steps[0].get_drawstyle() == "steps-post" and list(steps[0].get_xdata()) == [1, 2]
     assert [ax.get_ylabel() for ax in axes] == ["GB/s", "K IOPS", "K op/s"]
+    assert all(ax.get_legend().get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1 for ax in axes)
 
 
 def test_show_adds_the_equal_share_ceiling_only_for_the_side_where_it_is_lower(monkeypatch: pytest.MonkeyPatch) -> None:

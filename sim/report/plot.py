@@ -8,6 +8,7 @@ from textwrap import fill
 
 from sim.benchmarks.driver import clients_used, hardware_ceiling
 from sim.benchmarks.result import RunResult
+from sim.config.workload import AnyWorkload
 from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_atomic
 from sim.report.run import workload_title
@@ -26,6 +27,33 @@ def check_plot_path(path: Path) -> None:
     check_output_file(path, "--plot")
 
 
+def value_scale(unit: str, benchmark: str) -> tuple[float, str]:
+    """How a panel shows a point's values: (divisor, axis unit), GB/s for bandwidth, K IOPS for
+    IOzone's and IOR's operations, K op/s for mdtest's (run plots and reproduction figures alike)."""
+    if unit == "B/s":
+        return 1e9, "GB/s"
+    return 1e3, "K op/s" if benchmark == "mdtest" else "K IOPS"
+
+
+def thread_axis(ax, mdtest: bool) -> None:  # noqa: ANN001 - a matplotlib Axes
+    """Threads on a base-2 log axis labelled 1, 2, 4, ... (every power, not 2^0, 2^2); values from
+    zero on a linear axis, so that a step between thread counts looks its size, or on a log axis
+    for mdtest, whose stat and create rates differ by orders of magnitude."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
+    ax.set_xscale("log", base=2)
+    low, high = ax.get_xlim()
+    powers = [2.0**k for k in range(0, 17) if low <= 2.0**k <= high]
+    if powers:
+        ax.xaxis.set_major_locator(FixedLocator(powers))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda threads, _: f"{threads:g}"))
+    if mdtest:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_xlabel("threads")
+
+
 def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib is imported lazily)
     """One panel per workload: each operation's curve with its 95% band. Points limited by a part are
     filled, latency-bound points hollow; bandwidth panels show the hardware ceiling of ``pfssim
@@ -36,22 +64,18 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
 
     from sim.topology.summary import summarize
 
     workloads = result.workloads
     ceilings: dict[str, float] = {}  # pfssim show's, by op (and "op even" where lower)
-    fig, axes = plt.subplots(len(workloads), 1, figsize=(7, 3.6 * len(workloads)), squeeze=False)
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(11, 3.6 * len(workloads)), squeeze=False)
     for ax, workload in zip(axes[:, 0], workloads, strict=True):
         for op in workload.point_ops:
             curve = result.curve(workload.name, op)
             if not curve:
                 continue
-            if curve[0].unit == "B/s":
-                scale, unit = 1e9, "GB/s"
-            else:
-                scale, unit = 1e3, "K op/s" if workload.benchmark == "mdtest" else "K IOPS"
+            scale, unit = value_scale(curve[0].unit, workload.benchmark)
             x = [p.threads for p in curve]
             (line,) = ax.plot(x, [p.value / scale for p in curve], label=op)
             color = line.get_color()
@@ -84,14 +108,15 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                         linewidth=0.8,
                         label=f"{op} ceiling (pfssim show)",
                     )
-                else:  # the clients the threads run on, at each thread count
+                else:  # the clients the threads run on, at each thread count where that set changes
+                    steps = _ceiling_steps(result, workload, x)
                     ax.plot(
-                        x,
-                        [(hardware_ceiling(result.system, workload, op, t) or 0.0) / scale for t in x],
+                        steps,
+                        [(hardware_ceiling(result.system, workload, op, t) or 0.0) / scale for t in steps],
                         color=color,
                         linestyle="--",
                         linewidth=0.8,
-                        drawstyle="steps-mid",
+                        drawstyle="steps-post",
                         label=f"{op} ceiling of the clients used (pfssim show: all {len(result.system.clients)})",
                     )
                 if f"{op} even" in ceilings:
@@ -103,19 +128,39 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                         label=f"{op} ceiling, an equal share per target",
                     )
             ax.set_ylabel(unit)
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda threads, _: f"{threads:g}"))  # 1, 2, 4, not 2^0
-        if workload.benchmark == "mdtest":
-            ax.set_yscale("log")  # stat and create rates differ by orders of magnitude
-        else:
-            ax.set_ylim(bottom=0)  # from zero, so that a step between thread counts looks its size
-        ax.set_xlabel("threads")
+        thread_axis(ax, workload.benchmark == "mdtest")
         # Names are the user's text: a '$' must not start matplotlib's math mode.
         ax.set_title(fill(workload_title(result.system.name, workload), 80).replace("$", r"\$"), fontsize="medium")
         ax.grid(True, alpha=0.3)
-        ax.legend(title="filled: a part limits; hollow: latency", title_fontsize="small", fontsize="small")
+        # Beside the panel, not over its curves (an automatic place inside hid points).
+        ax.legend(
+            title="filled: a part limits; hollow: latency",
+            title_fontsize="small",
+            fontsize="small",
+            loc="upper left",
+            bbox_to_anchor=(1.02, 1.0),
+            borderaxespad=0.0,
+        )
     fig.tight_layout()
     return fig
+
+
+def _ceiling_steps(result: RunResult, workload: AnyWorkload, x: list[int]) -> list[int]:
+    """The thread counts from the first to the last of ``x`` at which the clients the threads run on
+    change (and the last), so that a step line of their ceiling changes where the ceiling does:
+    drawn between the simulated counts (steps-mid), it showed at 2 threads the ceiling of one
+    client where two run (a review of the plots)."""
+    steps = [x[0]]
+    seen = clients_used(result.system, workload, x[0])
+    everyone = len(result.system.clients)
+    for t in range(x[0] + 1, x[-1] + 1):
+        used = clients_used(result.system, workload, t)
+        if used != seen:
+            steps.append(t)
+            seen = used
+        if len(used) == everyone:
+            break
+    return steps if steps[-1] == x[-1] else [*steps, x[-1]]
 
 
 def write_plot(result: RunResult, path: Path) -> None:

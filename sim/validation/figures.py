@@ -11,11 +11,8 @@ from pathlib import Path
 
 from sim.benchmarks.driver import PointResult
 from sim.report.files import write_all
+from sim.report.plot import thread_axis, value_scale
 from sim.validation.score import BenchmarkScore, PointScore, UnscoredRun
-
-
-def _scale(unit: str) -> tuple[float, str]:
-    return (1e9, "GB/s") if unit == "B/s" else (1e3, "K op/s")
 
 
 def _draw_curves(ax, curves: dict[str, list[PointResult]]) -> dict[str, str]:  # noqa: ANN001 - matplotlib Axes
@@ -23,7 +20,7 @@ def _draw_curves(ax, curves: dict[str, list[PointResult]]) -> dict[str, str]:  #
     for op, curve in curves.items():
         if not curve:
             continue
-        scale, unit = _scale(curve[0].unit)
+        scale, unit = value_scale(curve[0].unit, curve[0].benchmark)
         x = [p.threads for p in curve]
         (line,) = ax.plot(x, [p.value / scale for p in curve], marker=".", label=f"{op} (predicted)")
         ax.fill_between(
@@ -31,10 +28,8 @@ def _draw_curves(ax, curves: dict[str, list[PointResult]]) -> dict[str, str]:  #
         )
         colours[op] = line.get_color()
         ax.set_ylabel(unit)
-        if curve[0].benchmark == "mdtest":
-            ax.set_yscale("log")  # stat and create rates differ by orders of magnitude
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("threads")
+    mdtest = any(curve and curve[0].benchmark == "mdtest" for curve in curves.values())
+    thread_axis(ax, mdtest)  # as the run plots: 1, 2, 4, ... and linear values from zero
     ax.grid(True, alpha=0.3)
     return colours
 
@@ -42,7 +37,7 @@ def _draw_curves(ax, curves: dict[str, list[PointResult]]) -> dict[str, str]:  #
 def _draw_published(ax, points: Sequence[PointScore], colours: dict[str, str]) -> None:  # noqa: ANN001
     labelled: set[str] = set()
     for score in points:
-        scale, _ = _scale(score.point.unit)
+        scale, _ = value_scale(score.point.unit, "")  # the divisor alone: the same for every rate
         y = score.published / scale
         colour = colours.get(score.point.op, "black")
         label = "published, within tolerance" if score.within else "published, out of tolerance"
