@@ -63,9 +63,15 @@ class Summary:
         """(kind, model, count) for every physical part, most numerous first within a kind."""
         counts: dict[tuple[str, str], int] = {}
         for c in self.system.components.values():
-            if c.kind in ("numa", "service"):
+            if c.kind == "service":
                 continue
+            # A server's NUMA zone is one of its CPUs; its UPI is the links between them, not a CPU
+            # (listed under the CPU's name alone, six UPIs read as six CPUs: a review of the outputs).
             key = (c.kind, c.model or "")
+            if c.kind == "numa":
+                key = ("cpu", f"{c.model} ({c.note})" if c.note else c.model or "")
+            elif c.kind == "upi":
+                key = ("upi", f"{c.note or 'UPI links'} between the sockets, {c.model}")
             counts[key] = counts.get(key, 0) + 1
         return sorted(((k, m, n) for (k, m), n in counts.items()), key=lambda t: (t[0], -t[2], t[1]))
 
