@@ -574,7 +574,12 @@ def test_bad_read_ahead_setting_is_located(tmp_path) -> None:
         ("block_size: 8 MiB", "block_size: 3 MiB", "filesystem.block_size", "not a block size mmcrfs accepts"),
         # One power of two past mmcrfs's largest, 16M.
         ("block_size: 8 MiB", "block_size: 32 MiB", "filesystem.block_size", "not a block size mmcrfs accepts"),
-        ("subblocks_per_block: 512", "subblocks_per_block: 7", "filesystem.subblocks_per_block", "does not divide"),
+        (
+            "subblocks_per_block: 512",
+            "subblocks_per_block: 7",
+            "filesystem.subblocks_per_block",
+            "an 8 MiB block has 32 subblocks (file systems formatted before Spectrum Scale 5.0) or 512",
+        ),
         ("inode_size: 4 KiB", "inode_size: 3 KiB", "filesystem.inode_size", "512, 1024 or 4096"),
         ("metadata_replicas: 2", "metadata_replicas: 4", "filesystem.metadata_replicas", "less than or equal to 3"),
     ],
@@ -590,11 +595,42 @@ def test_impossible_gpfs_settings_are_located(tmp_path, old: str, new: str, path
 
 
 def test_the_largest_gpfs_block_is_accepted(tmp_path) -> None:
-    # mmcrfs: "Block size must be 64K, 128K, 256K, 512K, 1M, 2M, 4M, 8M or 16M." 16 MiB loads (512
-    # subblocks of 32 KiB divide it); 32 MiB is refused in test_impossible_gpfs_settings_are_located.
-    topology = _variant(tmp_path, "pixstor-large", [("block_size: 8 MiB", "block_size: 16 MiB")])
-    result = run_cli("validate", str(topology))
-    assert (result.code, result.stdout) == (0, f"{topology}: ok\n")
+    # mmcrfs: "Block size must be 64K, 128K, 256K, 512K, 1M, 2M, 4M, 8M or 16M." 16 MiB loads with
+    # its 32 subblocks (formatted before Scale 5.0) or 1024 of 16 KiB (5.x); 32 MiB is refused in
+    # test_impossible_gpfs_settings_are_located.
+    for count in (32, 1024):
+        (tmp_path / str(count)).mkdir()
+        topology = _variant(
+            tmp_path / str(count),
+            "pixstor-large",
+            [
+                ("block_size: 8 MiB", "block_size: 16 MiB"),
+                ("subblocks_per_block: 512", f"subblocks_per_block: {count}"),
+            ],
+        )
+        result = run_cli("validate", str(topology))
+        assert (result.code, result.stdout) == (0, f"{topology}: ok\n")
+
+
+@pytest.mark.parametrize(
+    ("block", "count", "said"),
+    [
+        ("256 KiB", 512, "a 256 KiB block has 32 subblocks of 8 KiB in every Spectrum Scale version, not 512"),
+        ("16 MiB", 512, "or 1024 (5.0 and later, which choose 16 KiB subblocks for it), not 512"),
+        ("64 KiB", 64, "a 64 KiB block has 32 subblocks of 2 KiB in every Spectrum Scale version, not 64"),
+    ],
+)
+def test_a_gpfs_subblock_count_scale_would_not_choose_is_refused(tmp_path, block: str, count: int, said: str) -> None:
+    # Scale chooses the subblock for the block size (32 per block before 5.0; 5.x: 2 KiB at 64 KiB,
+    # 4 KiB at 128 KiB, 8 KiB to 4 MiB, 16 KiB at 8 and 16 MiB). Any count that divided the block
+    # was taken: a 256 KiB block of 512-byte subblocks (a GPFS specialist's review).
+    topology = _variant(
+        tmp_path,
+        "pixstor-large",
+        [("block_size: 8 MiB", f"block_size: {block}"), ("subblocks_per_block: 512", f"subblocks_per_block: {count}")],
+    )
+    (line,) = _located(run_cli("validate", str(topology)))
+    assert line["path"] == "filesystem.subblocks_per_block" and said in line["message"], line.group(0)
 
 
 @pytest.mark.parametrize(

@@ -365,9 +365,23 @@ class GpfsSpec(Model):
     @field_validator("subblocks_per_block")
     @classmethod
     def _subblocks(cls, count: int, info: ValidationInfo) -> int:
+        # Scale chooses the subblock, not mmcrfs's user: 32 per block in a file system formatted
+        # before 5.0, else the size its 5.x table gives the block (research notes 2.1). Any count
+        # that divided the block was taken until session 33 (a 256 KiB block of 512-byte
+        # subblocks, a GPFS specialist's review).
         block = info.data.get("block_size")
-        if block is not None and block % count:
-            raise ValueError(f"a {format_bytes(block)} block does not divide into {count} subblocks")
+        if block is not None:
+            modern = int(block // _gpfs5_subblock(block))
+            if count not in (32, modern):
+                if modern == 32:
+                    said = f"32 subblocks of {format_bytes(block / 32)} in every Spectrum Scale version"
+                else:
+                    said = (
+                        f"32 subblocks (file systems formatted before Spectrum Scale 5.0) or {modern} "
+                        f"(5.0 and later, which choose {format_bytes(block / modern)} subblocks for it)"
+                    )
+                size = format_bytes(block)
+                raise ValueError(f"{'an' if size.startswith('8') else 'a'} {size} block has {said}, not {count}")
         return count
 
     @field_validator("inode_size")
@@ -376,6 +390,14 @@ class GpfsSpec(Model):
         if size not in (512.0, 1024.0, 4096.0):
             raise ValueError(f"{format_bytes(size)}: mmcrfs -i takes 512, 1024 or 4096 bytes")
         return size
+
+
+def _gpfs5_subblock(block: float) -> float:
+    """The subblock Spectrum Scale 5.x chooses for a block size (mmcrfs -B; research notes 2.1: 64 KiB
+    -> 2 KiB, 128 KiB -> 4 KiB, 256 KiB to 4 MiB -> 8 KiB, 8 and 16 MiB -> 16 KiB)."""
+    if block <= 128 * 2**10:
+        return block / 32
+    return 8 * 2**10 if block <= 4 * 2**20 else 16 * 2**10
 
 
 class SystemSpec(Model):
