@@ -788,6 +788,25 @@ def test_a_size_written_for_a_file_reads_back_exactly(size: float) -> None:
     assert parse_quantity(text, Dimension.SIZE) == size, text
 
 
+def test_gpfs_buffered_streams_need_a_block_buffer_each_in_the_pagepool() -> None:
+    """A node's buffered streams each hold at least one block of its pagepool (to read ahead into
+    or write behind from): 16 streams of 8 MiB blocks on a node do not fit in a 64 MiB pagepool
+    (they were predicted at the rate of 32 GiB, a GPFS specialist's review); 8 do, and O_DIRECT
+    needs none."""
+    from sim.benchmarks.runnable import check_runnable
+    from sim.errors import PfssimError
+    from sim.topology.build import load_system
+
+    pixstor = load_system(ROOT / "topologies" / "pixstor-large.yaml")
+    line = "iozone -i 0 -i 1 -c -e -w -r 16m -s 64g -t {} -+n -+m hosts"
+    small = parse_command(line.format(256)).model_copy(update={"gpfs_pagepool_client": 64 * 2**20})
+    with pytest.raises(PfssimError, match=r"at 256 threads a node runs 16 buffered streams, which need one 8 MiB"):
+        check_runnable(pixstor, small)
+    check_runnable(pixstor, small.model_copy(update={"threads": [128]}))  # 8 a node: 64 MiB
+    check_runnable(pixstor, small.model_copy(update={"direct_io": True}))
+    check_runnable(pixstor, parse_command(line.format(256)))  # 32 GiB
+
+
 def test_gpfs_reads_of_files_held_in_the_pagepool_are_refused() -> None:
     """A file that fits in its stream's share of the client pagepool is read from memory after the
     benchmark wrote it (pixstor-large: 32 GiB pagepools): 4 KiB random reads ran at 2.4M IOPS from
