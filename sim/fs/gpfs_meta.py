@@ -126,14 +126,15 @@ class GpfsMetadataModel(MetadataModelBase):
 
     def pilot_luns(self) -> set[str]:
         """The data NSDs a create phase writes file data beyond the inode to: their caches start at
-        the flush watermark in a pilot, and full if the pilot finds their drives cannot keep up."""
+        the flush watermark, and a point watches them for a load their drives cannot keep up with
+        (reported as not converged, :func:`sim.benchmarks.driver.run_replication`)."""
         return set(self.data_nsds) - set(self.meta_nsds) if self.walk.phase == "create" and not self.in_inode else set()
 
     def prefill_fill(self, lun: str) -> float:
-        """Data NSDs start at the point's fill: the flush watermark in a pilot (a stream of small
-        files adds a stripe to the cache every block / subblock files), full once the pilot found
-        their drives cannot keep up. Metadata NSDs as in the base class."""
-        return super().prefill_fill(lun) if lun in self.meta_nsds else self.ctx.platform.cache_fill
+        """Data NSDs start at the flush watermark: a stream of small files adds a stripe to the cache
+        every block / subblock files (whole phases too: a point's fill, 1.0 outside a steady-state
+        pilot, started them full for a few hours of session 33). Metadata NSDs as in the base class."""
+        return super().prefill_fill(lun) if lun in self.meta_nsds else 0.5
 
     # -- NSD requests ----------------------------------------------------------------------------
 
