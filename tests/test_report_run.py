@@ -244,13 +244,17 @@ def test_ior_opens_and_closes_get_a_column_once_they_show() -> None:
 def test_a_last_task_slower_or_faster_than_the_aggregate_is_signed() -> None:
     # The column is the change the benchmark's arithmetic makes: +2.0% for a factor of 1.02, -3.0% for
     # 0.97; a sign always, so that a gain is not read as a loss.
+    # A factor that rounds to no change is 0.0%, without a sign (it read -0.0%).
     points = [
         _point(IOR, "write", 4, 2.0e9, "B/s", last_task_factor=1.02),
         _point(IOR, "write", 8, 2.0e9, "B/s", last_task_factor=0.97),
+        _point(IOR, "write", 16, 2.0e9, "B/s", last_task_factor=0.99996),
     ]
     text = _render(points, [IOR])
     assert "+2.0%" in _row(text, "│ write", "│       4 │")
     assert "-3.0%" in _row(text, "│ write", "│       8 │")
+    row = _row(text, "│ write", "│      16 │")
+    assert "0.0%" in row and "-0.0%" not in row and "+0.0%" not in row
 
 
 @pytest.mark.parametrize(("replications", "said"), [(2, "1 degree of freedom"), (3, "2 degrees of freedom")])
@@ -303,3 +307,18 @@ def test_an_open_close_share_of_exactly_half_a_percent_gets_its_column() -> None
     assert point.open_close_share == 0.005
     text = _render([point], [IOR])
     assert "open/close" in text and "-0.5%" in _row(text, "│ write")
+
+
+def test_a_panel_whose_values_span_more_than_a_hundredfold_is_drawn_on_a_log_axis() -> None:
+    # Random IOPS from one thread to 1024 (8.6K to 3.5M) sat in the bottom seventh of a linear axis
+    # below 64 threads (a review of the plots); bandwidth from 3 to 136 GB/s stays linear from zero,
+    # and mdtest is always logarithmic.
+    from sim.report.plot import log_values
+
+    def curve(benchmark: str, values: list[float]) -> list[PointResult]:
+        return [PointResult("w", benchmark, "x", 2**i, v, v, v, "op/s", "part", 0.9) for i, v in enumerate(values)]
+
+    assert log_values([curve("iozone_random_nn", [8.6e3, 3.5e6])])
+    assert not log_values([curve("iozone_seq_nn", [3e9, 136e9])])
+    assert log_values([curve("mdtest", [5e3, 3e5])]) and log_values([curve("mdtest", [1e5, 1.1e5])])
+    assert not log_values([curve("iozone_random_nn", [0.0, 5.0])])  # no positive pair to span

@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 from textwrap import fill
 
-from sim.benchmarks.driver import clients_used, hardware_ceiling
+from sim.benchmarks.driver import PointResult, clients_used, hardware_ceiling
 from sim.benchmarks.result import RunResult
 from sim.config.workload import AnyWorkload
 from sim.errors import PfssimError
@@ -35,10 +35,23 @@ def value_scale(unit: str, benchmark: str) -> tuple[float, str]:
     return 1e3, "K op/s" if benchmark == "mdtest" else "K IOPS"
 
 
-def thread_axis(ax, mdtest: bool) -> None:  # noqa: ANN001 - a matplotlib Axes
-    """Threads on a base-2 log axis labelled 1, 2, 4, ... (every power, not 2^0, 2^2); values from
-    zero on a linear axis, so that a step between thread counts looks its size, or on a log axis
-    for mdtest, whose stat and create rates differ by orders of magnitude."""
+#: Values spanning more than this factor in one panel go on a log axis.
+LOG_VALUES_SPAN = 100.0
+
+
+def log_values(curves: list[list[PointResult]]) -> bool:
+    """Whether a panel's values need a log axis: mdtest's (stat and create rates differ by orders of
+    magnitude), or any spanning more than :data:`LOG_VALUES_SPAN` (random IOPS from one thread to a
+    thousand: on a linear axis the points below 64 threads sat in its bottom seventh, a review)."""
+    values = [p.value for curve in curves for p in curve if p.value > 0]
+    mdtest = any(p.benchmark == "mdtest" for curve in curves for p in curve)
+    return mdtest or (bool(values) and max(values) > LOG_VALUES_SPAN * min(values))
+
+
+def thread_axis(ax, log: bool) -> None:  # noqa: ANN001 - a matplotlib Axes
+    """Threads on a base-2 log axis labelled 1, 2, 4, ... (every power, not 2^0, 2^2); values on a
+    log axis if ``log`` (:func:`log_values`), else linear from zero, so that a step between thread
+    counts looks its size."""
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
     ax.set_xscale("log", base=2)
@@ -47,7 +60,7 @@ def thread_axis(ax, mdtest: bool) -> None:  # noqa: ANN001 - a matplotlib Axes
     if powers:
         ax.xaxis.set_major_locator(FixedLocator(powers))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda threads, _: f"{threads:g}"))
-    if mdtest:
+    if log:
         ax.set_yscale("log")
     else:
         ax.set_ylim(bottom=0)
@@ -128,7 +141,7 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                         label=f"{op} ceiling, an equal share per target",
                     )
             ax.set_ylabel(unit)
-        thread_axis(ax, workload.benchmark == "mdtest")
+        thread_axis(ax, log_values([result.curve(workload.name, op) for op in workload.point_ops]))
         # Names are the user's text: a '$' must not start matplotlib's math mode.
         ax.set_title(fill(workload_title(result.system.name, workload), 80).replace("$", r"\$"), fontsize="medium")
         ax.grid(True, alpha=0.3)

@@ -28,6 +28,13 @@ BOTTLENECK = 4
 MIN_NAME_WIDTH = 10
 
 
+def _signed_percent(share: float) -> str:
+    """A signed percentage with one decimal, and a share that rounds to zero as 0.0%, not -0.0%
+    (a review of the outputs found -0.0% in a last-task column)."""
+    text = f"{share:+.1%}"
+    return "0.0%" if text in ("+0.0%", "-0.0%") else text
+
+
 def bottleneck_text(bottleneck: str, utilization: float, runs: int = 1, named: int = 1) -> str:
     """The bottleneck as a table shows it: the part, or "latency" and the busiest part when no part
     is half busy (``sim.benchmarks.driver.limit_of``); for a point of several runs that did not all
@@ -135,9 +142,9 @@ def render_run(result: RunResult, console: Console) -> None:
             ]
             if last_task:
                 factor = point.last_task_factor
-                row.append("" if factor is None else f"{factor - 1:+.1%}")
+                row.append("" if factor is None else _signed_percent(factor - 1))
             if open_close:
-                row.append(f"{-point.open_close_share:+.1%}")
+                row.append(_signed_percent(-point.open_close_share))
             rows.append(row)
         headers = ["op", "threads", "predicted", "95% CI", "bottleneck", "util."]
         headers += (["last task"] if last_task else []) + (["open/close"] if open_close else [])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sim.benchmarks.driver import PointResult
 from sim.report.files import write_all
-from sim.report.plot import thread_axis, value_scale
+from sim.report.plot import log_values, thread_axis, value_scale
 from sim.validation.score import BenchmarkScore, PointScore, UnscoredRun
 
 
@@ -35,7 +35,7 @@ def _draw_curves(ax, curves: dict[str, list[PointResult]]) -> dict[str, str]:  #
 def _axes(ax, curves: dict[str, list[PointResult]]) -> None:  # noqa: ANN001 - matplotlib Axes
     """The run plots' axes (1, 2, 4, ... threads; linear values from zero), set once everything is
     drawn: fixed earlier, they clipped the published points above the curves (a review)."""
-    thread_axis(ax, any(curve and curve[0].benchmark == "mdtest" for curve in curves.values()))
+    thread_axis(ax, log_values(list(curves.values())))
 
 
 def _draw_published(ax, points: Sequence[PointScore], colours: dict[str, str]) -> None:  # noqa: ANN001
