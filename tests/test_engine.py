@@ -697,3 +697,42 @@ def test_a_component_asking_for_its_stream_again_continues_it_and_no_mean_draws_
     assert [first, second] == [fresh.uniform(), fresh.uniform()] and first != second
     assert streams("target0") is streams("target0")
     assert (fresh.exponential(0.0), fresh.exponential(-1.0)) == (0.0, 0.0)
+
+
+def test_acquire_first_takes_the_first_pool_to_hand_a_slot_over_and_withdraws_from_the_other() -> None:
+    # Two full pools: the caller queues at both (ahead of a waiter already at the first), takes the
+    # slot of the one released first, leaves the other's queue, and a slot the other hands over in
+    # the same moment goes back to it.
+    from sim.engine.core import acquire_first
+
+    env = simpy.Environment()
+    a, b = Pool(env, "a", 1), Pool(env, "b", 1)
+    assert acquire_first(env, (a, b)) == (a, None)  # a free slot: the first pool's, at once
+    assert acquire_first(env, (a, b)) == (b, None)
+    waiter = a.acquire()
+    free, wait = acquire_first(env, (a, b), ahead=True)
+    assert free is None and wait is not None and a.queue[0] is not waiter and len(b.queue) == 1
+    got: list[object] = []
+
+    def holder():  # noqa: ANN202
+        yield env.timeout(1.0)
+        b.release()  # b frees first
+        yield env.timeout(1.0)
+        a.release()  # then a: its slot goes to the earlier waiter, not to the caller
+
+    def caller():  # noqa: ANN202
+        got.append((yield wait))
+
+    env.process(holder())
+    env.process(caller())
+    env.run()
+    assert got == [b] and not b.queue and a.queue.count(waiter) == 0 and waiter.triggered
+    assert (a.used, b.used) == (1, 1)  # a: the earlier waiter's; b: the caller's
+    # Both pools handing over in the same moment: the second slot is given back.
+    c, d = Pool(env, "c", 1), Pool(env, "d", 1)
+    c.acquire(), d.acquire()
+    free, wait = acquire_first(env, (c, d))
+    c.release()
+    d.release()
+    env.run()
+    assert wait.value is c and (c.used, d.used) == (1, 0)

@@ -361,8 +361,9 @@ class Pool:
         self._settle(max(at, self.env.now))
         self._arm()
 
-    def acquire(self) -> Event | None:
-        """Take a slot now (None) or get an event that fires when one is handed over."""
+    def acquire(self, ahead: bool = False) -> Event | None:
+        """Take a slot now (None) or get an event that fires when one is handed over (before those
+        already waiting if ``ahead``: work the pool's holders take in preference)."""
         due = self._due
         if due and due[0] <= self.env._now:  # a release is due (else _settle would do nothing)
             self._settle()
@@ -376,7 +377,10 @@ class Pool:
             self.visits += 1
             return None
         waiting = Event(self.env)
-        self.queue.append(waiting)
+        if ahead:
+            self.queue.appendleft(waiting)
+        else:
+            self.queue.append(waiting)
         self.waits += 1
         self._arm()
         return waiting
@@ -419,6 +423,47 @@ class Pool:
         heapq.heappush(self._due, when)
         if self.queue:  # _arm has nothing to do while no one waits
             self._arm()
+
+
+def acquire_first(
+    env: simpy.Environment, pools: Sequence[Pool], ahead: bool = False
+) -> tuple[Pool | None, Event | None]:
+    """A slot of whichever of ``pools`` can give one first: ``(pool, None)`` when one is free now
+    (the first in order), else ``(None, event)``, queued at all of them (ahead of their waiters if
+    ``ahead``), whose value is the pool that handed its slot over first; the other queues are left,
+    and a slot handed over in the same moment is given back."""
+    for pool in pools:
+        if pool.try_acquire():
+            return pool, None
+    done = Event(env)
+    queued: list[tuple[Pool, Event]] = []
+    won = [False]
+
+    def withdraw(keep: Pool | None) -> None:
+        for other, event in queued:
+            if other is not keep and not event.triggered:
+                other.queue.remove(event)
+
+    def granted(pool: Pool) -> Callable[[Event], None]:
+        def callback(_event: Event) -> None:
+            if won[0]:  # another pool's slot came first
+                pool.release()
+                return
+            won[0] = True
+            withdraw(pool)
+            done.succeed(pool)
+
+        return callback
+
+    for pool in pools:
+        event = pool.acquire(ahead)
+        if event is None:  # a release fell due in the meantime: this one, at once
+            won[0] = True
+            withdraw(pool)
+            return pool, None
+        event.callbacks.append(granted(pool))
+        queued.append((pool, event))
+    return None, done
 
 
 class Task(Event):
