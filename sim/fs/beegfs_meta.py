@@ -58,6 +58,7 @@ from sim.fs.settings import (
     beegfs_meta_workers,
     beegfs_storage_workers,
     memory_zone,
+    ranks_by_hcas,
     service_cores,
     service_zone,
 )
@@ -81,14 +82,9 @@ class BeeGFSMetadataModel(MetadataModelBase):
         self.targets = system.storage_targets
         assert self.meta and self.targets, f"{system.name}: BeeGFS without metadata or storage targets"
         self.storage_service = {t: system.services_of(t)[0] for t in self.targets}
-        # Each target's rank among those of services listening on the same HCAs (three one-target
-        # services share a zone's), in system order: how its paths are dealt those HCAs.
-        self.target_rank: dict[str, int] = {}
-        dealt: dict[tuple[str, ...], int] = {}
-        for t in self.targets:
-            hcas = self.storage_service[t].hcas
-            self.target_rank[t] = dealt.get(hcas, 0)
-            dealt[hcas] = self.target_rank[t] + 1
+        # How each target's paths are dealt its service's HCAs (three one-target services of
+        # beegfs-hdr100's metadata server share their zone's).
+        self.target_rank = ranks_by_hcas(self.storage_service)
         pool = ctx.platform.pool
         self._zones: dict[str, str] = {}
         # Pool stages (naming the full pool that holds the rate): a client's connections are taken

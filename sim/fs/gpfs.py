@@ -32,7 +32,7 @@ from sim.config.workload import Workload
 from sim.engine.core import Pool, Station, Task, fire, join
 from sim.engine.rng import Stream
 from sim.fs.common import Route, RunContext
-from sim.fs.settings import gpfs_nsd_threads, memory_zone
+from sim.fs.settings import gpfs_nsd_threads, memory_zone, ranks_by_hcas
 from sim.params import value
 
 
@@ -433,13 +433,7 @@ class NsdPaths:
         self.ctx = ctx
         system = ctx.system
         self.server_of = {n: system.services_of(n)[0] for n in system.storage_targets + system.metadata_targets}
-        # Each NSD's rank among those of servers listening on the same HCAs, in system order: how its
-        # paths are dealt those HCAs.
-        served: dict[tuple[str, ...], int] = {}
-        self.nsd_rank: dict[str, int] = {}
-        for nsd, service in self.server_of.items():
-            self.nsd_rank[nsd] = served.get(service.hcas, 0)
-            served[service.hcas] = self.nsd_rank[nsd] + 1
+        self.nsd_rank = ranks_by_hcas(self.server_of)  # how each NSD's paths are dealt its server's HCAs
         # The topology's filesystem.nsd_threads, or the model parameters where it leaves them out.
         fs = system.spec.filesystem
         assert isinstance(fs, GpfsSpec)

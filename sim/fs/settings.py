@@ -52,6 +52,18 @@ def memory_zone(system: System, service: Service, server_hca: str) -> str:
     return service.zone or system.zone_of.get(server_hca, service.server)
 
 
+def ranks_by_hcas(service_of: dict[str, Service]) -> dict[str, int]:
+    """Each device's rank (in ``service_of``'s order) among the devices of services listening on
+    the same HCAs: how paths resolved once per device are dealt those HCAs
+    (:meth:`Platform.deal_server_hca`; several services may share a zone's HCAs)."""
+    counts: dict[tuple[str, ...], int] = {}
+    ranks: dict[str, int] = {}
+    for device, service in service_of.items():
+        ranks[device] = counts.get(service.hcas, 0)
+        counts[service.hcas] = ranks[device] + 1
+    return ranks
+
+
 def service_cores(system: System, service: Service) -> tuple[str, ...]:
     """Where a service's threads run: its own zone if it is pinned to one (declared in a zone), else
     every zone of its server (a daemon not bound to a NUMA zone is scheduled on all the server's
