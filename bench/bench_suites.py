@@ -131,6 +131,9 @@ def main() -> None:
         f"{'md@top':>8s} {'slowest s':>9s}  {'peak MiB':>8s} {'ref req/s':>9s} {'@top ref':>8s} {'md ref':>7s}"
         "  slowest point"
     )
+    from sim.accelerated import copy_summary
+
+    print(copy_summary())  # which copy is timed: the source tree, or an installed (compiled) one
     print(header)
     reference = None if args.no_reference else _reference(context)
     for topology in topologies:

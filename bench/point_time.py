@@ -30,10 +30,12 @@ def main() -> None:
     parser.add_argument("points", nargs="+", help="TOPOLOGY:WORKLOAD:OP:THREADS (shipped names)")
     parser.add_argument("--repeat", type=int, default=1, help="run the list this many times")
     args = parser.parse_args()
+    from sim.accelerated import copy_summary
     from sim.benchmarks.driver import run_point
     from sim.benchmarks.workloads import find_workload
     from sim.topology.build import load_system
 
+    print(copy_summary())  # which copy is timed: the source tree, or an installed (compiled) one
     print(f"{'point':64s} {'wall s':>7s} {'events':>9s} {'requests':>9s} {'ref req/s':>9s} {'scaled s':>8s}  value")
     for _ in range(args.repeat):
         reference = reference_rate()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 from rich.console import Console
 
 from sim import __version__
+from sim.accelerated import build_summary
 from sim.cli.entry import EXIT_INTERRUPTED
 from sim.config.quantities import MAX_THREADS
 from sim.errors import PfssimError, Problem, WorkloadError
@@ -66,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="pfssim",
         description="Predict what IOzone, IOR and MDtest report on a parallel file system.",
     )
-    parser.add_argument("--version", action="version", version=f"pfssim {__version__}")
+    # The version, and whether this copy runs its device models compiled (setup.py): the same numbers either way.
+    parser.add_argument("--version", action="version", version=f"pfssim {__version__} ({build_summary()})")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     show = commands.add_parser("show", help="summarise a topology: parts, targets, capacity, ceilings")
