@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,9 +29,9 @@ from sim.validation.dataset import (
     parse_published,
 )
 from sim.validation.document import build_report, render_html, render_markdown, write_report
-from sim.validation.report import summary_rows, targets_text, to_json
+from sim.validation.report import point_row, summary_rows, targets_text, to_json
 from sim.validation.run import figure_names, reproduce, select
-from sim.validation.score import ErrorSummary, Reproduction, UnscoredRun, compare, curves_of
+from sim.validation.score import ErrorSummary, PointScore, Reproduction, UnscoredRun, compare, curves_of
 from sim.validation.shapes import (
     Below,
     Close,
@@ -222,9 +223,16 @@ def test_a_range_reports_the_busiest_chosen_points_bottleneck() -> None:
             (512, 112.0, "hca", 0.7),
         )
     ]
-    c = compare(_point(kind="plateau", threads_range=[128, 512]), points)
+    point = _point(kind="plateau", threads_range=[128, 512])
+    c = compare(point, points)
     assert c.threads_used == (128, 256, 512)
     assert (c.bottleneck, c.bottleneck_utilization) == ("upi", 0.9)
+    # The scored tables show it beside the prediction, with the chosen points' mean interval: each
+    # is +-2% of its value, so their mean is +-2% of the mean; a latency-bound choice says so.
+    row = point_row(PointScore("s", "b", "w", point, c))
+    assert (row["95% CI"], row["bottleneck"]) == ("± 2.0%", "upi (90%)")
+    idle = replace(c, bottleneck_utilization=0.3)
+    assert point_row(PointScore("s", "b", "w", point, idle))["bottleneck"] == "latency; busiest upi (30%)"
 
 
 def test_sustained_without_a_range_uses_the_points_after_the_predicted_peak() -> None:
@@ -238,8 +246,6 @@ def test_sustained_without_a_range_uses_the_points_after_the_predicted_peak() ->
 
 
 def test_error_sign_and_tolerance() -> None:
-    from sim.validation.score import PointScore
-
     point = _point(kind="value", threads=256, value="110 GB/s", tolerance=0.10)
     score = PointScore("s", "b", "w", point, compare(point, _curve("write", HUMP_BPS)))
     assert score.error == pytest.approx(121 / 110 - 1)
@@ -249,8 +255,6 @@ def test_error_sign_and_tolerance() -> None:
 
 
 def test_error_summary_by_hand() -> None:
-    from sim.validation.score import PointScore
-
     scores = []
     for published, tol in (("100 GB/s", 0.1), ("200 GB/s", 0.1), ("50 GB/s", 0.2), ("121 GB/s", 0.01)):
         point = _point(kind="value", threads=256, value=published, tolerance=tol)

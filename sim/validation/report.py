@@ -40,6 +40,11 @@ def _pct(value: float | None, signed: bool = True) -> str:
     return f"{value:+.1%}" if signed else f"{value:.1%}"
 
 
+def _interval(value: float, low: float, high: float) -> str:
+    """A 95% interval as the run tables print it: its relative half-width."""
+    return f"± {(high - low) / 2 / value:.1%}" if value else "-"
+
+
 def _threads(score: PointScore) -> str:
     point = score.point
     if point.threads is not None:
@@ -67,6 +72,10 @@ def point_row(score: PointScore) -> dict[str, str]:
         "threads": _threads(score),
         "published": score.point.value,
         "predicted": format_value(score.predicted, unit, bench),
+        # What the run tables show beside a prediction: its interval and what holds it (of the
+        # chosen points, the busiest; a mean over several thread counts has their mean interval).
+        "95% CI": _interval(c.predicted, c.ci_low, c.ci_high),
+        "bottleneck": f"{bottleneck_text(c.bottleneck, c.bottleneck_utilization)} ({c.bottleneck_utilization:.0%})",
         "error": _pct(score.error),
         "tolerance": f"{score.point.tolerance:.0%}",
         "verdict": verdict,
@@ -307,7 +316,19 @@ def to_json(repro: Reproduction) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------------------------- terminal
 
-POINT_COLUMNS = ["id", "op", "kind", "threads", "published", "predicted", "error", "tolerance", "verdict"]
+POINT_COLUMNS = [
+    "id",
+    "op",
+    "kind",
+    "threads",
+    "published",
+    "predicted",
+    "95% CI",
+    "error",
+    "tolerance",
+    "verdict",
+    "bottleneck",
+]
 
 
 def _rich_table(title: str, rows: Sequence[dict[str, str]], columns: Sequence[str]) -> Table:
