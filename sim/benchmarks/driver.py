@@ -9,7 +9,8 @@ chunk pieces, that ten such batches would not fit in the budget). Batches of a l
 transient (a cache filling, streams drifting into their long-run pattern) are found and dropped
 by MSER (``sim/engine/stats.py``); the point stops when the series has settled and the 95%
 interval of the kept batches is within ``rel_precision``, or when the kept batches have spent a
-budget of drive commands, or after four budgets in all; the interval says how tight it got. At
+budget of drive commands, or after four budgets in all; the interval says how tight it got (a
+bandwidth interval wholly above the hardware ceiling stops only at the four budgets). At
 ``max_batches`` with budget left, adjacent batches merge in pairs and the point runs on with
 batches twice as long (at most ``max_doublings`` times).
 
@@ -814,6 +815,7 @@ def _steady_point(
         floor = min(getattr(model, "batch_floor", 0), math.ceil(affordable / precision.min_batches))
         batch = max(least, threads, model.outstanding(), floor)
         ops0 = platform.device_ops()
+        ceiling = hardware_ceiling(system, workload, op, threads)
         marks = [_Mark.take(env, meter, platform)]  # the state at every batch boundary
         amounts: list[float] = []  # what the application completed in each batch
         supplies: list[float] = []  # what reached its buffer (models that meter a supply only)
@@ -850,13 +852,23 @@ def _steady_point(
                 if estimate.low <= supply.mean <= estimate.high:
                     cut, settled, estimate, supplied = supply_cut, supply_settled, supply, True
             kept = len(amounts) - cut
-            if settled and kept >= precision.min_batches and estimate.rel_half_width <= precision.rel_precision:
+            # An interval wholly above the hardware ceiling is a transient the window has not outlasted
+            # (SSD write buffers filling at their link rate: a drive-bound write at 135 GB/s against a
+            # 132 GB/s ceiling after 10 ms, an architect's what-if in session 34): the point runs on,
+            # for MSER to find the transient, until the whole allowance is spent.
+            above = _above(ceiling, estimate.low)
+            if (
+                settled
+                and not above
+                and kept >= precision.min_batches
+                and estimate.rel_half_width <= precision.rel_precision
+            ):
                 break
             # The batches kept after a transient get a budget of their own; the measurement as a whole
             # (from the end of the warm-up) never spends more than the transient allowance.
             if marks[-1].ops - ops0 >= precision.max_device_ops * precision.transient_budget_factor:
                 break
-            if settled and marks[-1].ops - marks[cut].ops >= precision.max_device_ops:
+            if settled and not above and marks[-1].ops - marks[cut].ops >= precision.max_device_ops:
                 break
         first, last = marks[cut], marks[-1]
         window = last.time - first.time
@@ -911,7 +923,6 @@ def _steady_point(
                 scale *= sum(span / (span + c) for c in times) / len(times)
                 open_close = sum(times) / len(times)
         ci_low, ci_high = estimate.low * scale, estimate.high * scale
-        ceiling = hardware_ceiling(system, workload, op, threads)
         if factor is not None and estimate.mean > 0:
             # The factor's own interval (from the spread of a finite number of tasks) and the aggregate
             # rate's are independent estimates with small relative errors: their margins add in
