@@ -647,6 +647,12 @@ def test_a_gpfs_subblock_count_scale_would_not_choose_is_refused(tmp_path, block
             "stripe_unit",
             "an ME4 controller stripes with units of at most 512 KiB",
         ),
+        # RAID5 9+1: nine data disks, which a 512 KiB unit cannot serve evenly (session 34's what-if).
+        (
+            "{count: 8, level: 5, members: 10, interleave: 2, stripe_unit: 512 KiB}",
+            "stripe_unit",
+            "stripes a RAID5 group of 9 data disks (not a power of two) with 64 KiB units",
+        ),
     ],
 )
 def test_me4_disk_groups_beyond_what_the_array_builds_are_refused(tmp_path, new: str, key: str, fragment: str) -> None:
@@ -781,9 +787,10 @@ def test_catalogue_files_may_end_in_yml(tmp_path) -> None:
 def test_a_raid_group_that_does_not_fit_is_not_echoed_as_unassigned_drives(tmp_path) -> None:
     # 8 x 11 drives do not fit in an 84-slot ME4084: one line says so for the four enclosures of the
     # declaration (it was a line per enclosure), and the drives left over are not reported again as
-    # "in no RAID group".
+    # "in no RAID group". (Nine data disks take 64 KiB stripe units on an ME4.)
     old = "{count: 8, level: 6, members: 10, interleave: 2, stripe_unit: 512 KiB}"
-    topology = _variant(tmp_path, "beegfs-high-capacity", [(old, old.replace("members: 10", "members: 11"))])
+    new = old.replace("members: 10", "members: 11").replace("512 KiB", "64 KiB")
+    topology = _variant(tmp_path, "beegfs-high-capacity", [(old, new)])
     result = run_cli("validate", str(topology))
     assert result.code == 2
     assert result.stdout.count("the RAID groups take 88 drives up to this entry") == 1, result.stdout

@@ -22,6 +22,8 @@ ME4_MAX_MEMBERS = {0: 16, 1: 2, 5: 16, 6: 16, 10: 16}
 #: when the data disks are a power of two" (ME4 Series Administrator's Guide, "Disk count per RAID
 #: level"; 64 KB otherwise, for RAID 5 and 6). No larger unit is named anywhere in the guide.
 ME4_MAX_STRIPE_UNIT = 512 * 1024
+#: The stripe unit of a RAID 5 or 6 group whose data disks are not a power of two (the same passage).
+ME4_ODD_PARITY_STRIPE_UNIT = 64 * 1024
 
 
 class StorageSteps(BuilderBase):
@@ -135,6 +137,16 @@ class StorageSteps(BuilderBase):
                 f"an ME4 controller stripes with units of at most 512 KiB (ME4 Series Administrator's Guide: "
                 f"512 KB when the data disks are a power of two, 64 KB otherwise); got "
                 f"{format_quantity(raid.stripe_unit, Dimension.SIZE)}",
+            )
+            ok = False
+        data = raid.members - (raid.level - 4 if raid.level in (5, 6) else 0)
+        if ok and raid.level in (5, 6) and data & (data - 1) and raid.stripe_unit > ME4_ODD_PARITY_STRIPE_UNIT:
+            # The controller chooses the unit: 512 KB only when the data disks divide it evenly.
+            self.problem(
+                (*gpath, "stripe_unit"),
+                f"an ME4 controller stripes a RAID{raid.level} group of {data} data disks (not a power of two) "
+                f"with 64 KiB units (ME4 Series Administrator's Guide: 512 KB when the data disks are a power "
+                f"of two, 64 KB otherwise); got {format_quantity(raid.stripe_unit, Dimension.SIZE)}",
             )
             ok = False
         return ok
