@@ -346,7 +346,7 @@ def test_the_even_share_ceiling_finds_a_part_only_some_targets_cross(tmp_path: P
     assert "an equal share per" in run_cli("show", str(tmp_path / "uneven.yaml")).stdout  # its row, wrapped
     seq = find_workload("beegfs-hp-iozone-seq")
     point = run_point(system, seq, "read", 64, precision=Precision(rel_precision=0.05))
-    assert 0.9 * 40e9 < point.value <= 40e9 * 1.02 and point.bottleneck.endswith(".upi.up")
+    assert 0.9 * 40e9 < point.value <= 40e9 * 1.02 and point.bottleneck.endswith(".upi.numa1->numa0")
     # The shipped systems spread evenly: both ceilings agree.
     for path in TOPOLOGIES:
         shipped = summarize(load_system(path))
@@ -389,6 +389,33 @@ def test_an_hca_switch_list_is_dealt_by_client_and_server_index(tmp_path: Path) 
         for k in (0, 1)
         for z in (0, 1)
     }
+
+
+def test_a_upi_carries_each_direction_at_its_rate(tmp_path: Path) -> None:
+    # UNEVEN_ZONES with an HCA in each zone and each zone's service using the other zone's: every
+    # byte crosses the 5 GB/s UPI, the zone-0 service's one way and the zone-1 service's the other.
+    # The links are full duplex, so a server moves 2 x 5 GB/s, 40 GB/s in all, in the bound and
+    # in the simulation. Until session 34 the simulation's UPI had one station per operation, so
+    # both services' writes shared one direction's 5 GB/s (20 GB/s); a review's mutation giving
+    # the bound one node for both directions (20 GB/s too) passed every test.
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    own = "        services: [{kind: beegfs-storage}]\n      - drives: {part: intel-p4610-3.2tb, count: 8}\n"
+    assert own in UNEVEN_ZONES, "test fixture out of date"
+    crossed = (
+        "        services: [{kind: beegfs-storage, interfaces: [numa1.hca0]}]\n"
+        "      - hcas: [{part: connectx6-hdr, switch: ib}]\n        drives: {part: intel-p4610-3.2tb, count: 8}\n"
+    )
+    (tmp_path / "crossed.yaml").write_text(UNEVEN_ZONES.replace(own, crossed))
+    system = load_system(tmp_path / "crossed.yaml")
+    summary = summarize(system)
+    for bound in (summary.read, summary.write, summary.read_even, summary.write_even):
+        assert bound.Bps == pytest.approx(4 * 2 * 5e9) and [b.kind for b in bound.bottlenecks] == ["upi"]
+    seq = find_workload("beegfs-hp-iozone-seq")
+    for op in ("write", "read"):
+        point = run_point(system, seq, op, 64, precision=Precision(rel_precision=0.05))
+        assert 0.95 * 40e9 < point.value <= 40e9 * 1.02, (op, point.value)
+        both = [point.utilization[f"storage0.upi.{way}"] for way in ("numa0->numa1", "numa1->numa0")]
+        assert min(both) > 0.9 and ".upi.numa" in point.bottleneck, (op, both, point.bottleneck)
 
 
 def test_a_upi_carries_its_links_times_the_link_rate() -> None:

@@ -407,10 +407,17 @@ class Platform:
         return hops
 
     def upi_hops(self, zone_a: str, zone_b: str, op: str) -> list[Hop]:
-        """The UPI crossing between two zones of one server, if any."""
+        """The UPI crossing between two zones of one server, if any: a write's data goes from
+        ``zone_a`` to ``zone_b`` (from the HCA's zone to the service's, from the service's to the
+        drives'), a read's back. The links are full duplex, so each direction between two sockets
+        is a station of its own, named by the zones it runs from and to
+        (``storage1.upi.numa0->numa1``), as the max-flow bound counts it. Until session 34 the
+        direction was the operation's: a server whose zone-1 service used the zone-0 HCA and
+        whose zone-0 service the zone-1 HCA wrote through one direction's rate, half the bound."""
         if zone_a == zone_b or zone_a not in self.system.upi_of:
             return []
-        return [(self.system.upi_of[zone_a], "down" if op == "write" else "up")]
+        source, sink = (zone_a, zone_b) if op == "write" else (zone_b, zone_a)
+        return [(self.system.upi_of[zone_a], f"{source.rsplit('.', 1)[-1]}->{sink.rsplit('.', 1)[-1]}")]
 
     def storage_hops(self, server: str, zone: str, target: str, op: str) -> list[Hop]:
         """Hops from a server zone's memory to a target's device (UPI; or HBA/port/expansion of an array)."""

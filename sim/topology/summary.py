@@ -18,12 +18,13 @@ SHOW_SCHEMA_VERSION = 1
 #: ``{part}`` may be, what it is). Every name a run's ``bottleneck``, ``utilization``,
 #: ``pool_occupancy`` or ``off_path`` gives is a component ``pfssim show --json`` lists or fits one
 #: of these (``tests/test_cli.py`` checks it); ``show --json`` gives them as ``owned_names``.
-UP_DOWN = ("pcie_switch", "hba", "sas_port", "upi")
+UP_DOWN = ("pcie_switch", "hba", "sas_port")
 OWNED_NAMES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("{part}.tx", ("hca", "switch_link"), "the link's direction towards the switch (from a bundle's first end)"),
     ("{part}.rx", ("hca", "switch_link"), "the link's direction from the switch (towards a bundle's first end)"),
-    ("{part}.up", UP_DOWN, "towards the CPU: a PCIe switch's uplink, an HBA's slot, a SAS port; a UPI link's reads"),
-    ("{part}.down", UP_DOWN, "from the CPU: a PCIe switch's uplink, an HBA's slot, a SAS port; a UPI link's writes"),
+    ("{part}.up", UP_DOWN, "towards the CPU: a PCIe switch's uplink, an HBA's slot, a SAS port"),
+    ("{part}.down", UP_DOWN, "from the CPU: a PCIe switch's uplink, an HBA's slot, a SAS port"),
+    ("{part}.numa{i}->numa{j}", ("upi",), "the links between a server's sockets, one direction: from zone i to zone j"),
     ("{part}.cpu", ("numa", "server", "client"), "the cores of a NUMA zone, or of a node without zones"),
     ("{part}.read", ("controller",), "an ME4 controller's read data path"),
     ("{part}.write", ("controller",), "an ME4 controller's write data path"),
