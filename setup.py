@@ -8,8 +8,9 @@ disks) make such a point about a fifth faster, with the same numbers (``tests/te
 Only a built copy is compiled (``pip install .``, a wheel). An editable install (``pip install -e
 .``) and the source tree stay pure Python: a compiled module beside its source would be imported
 instead of the source after an edit. When compiling fails (no C compiler or Python headers) the
-install goes on pure Python and says so; ``PFSSIM_PURE_PYTHON=1`` skips it. ``pfssim --version``
-says which the installed copy is.
+install goes on pure Python, with a note that pip shows only with ``pip install -v .``;
+``PFSSIM_PURE_PYTHON=1`` skips compiling. ``pfssim --version`` says which the installed copy is.
+Paths are relative to the project folder, where pip runs this script.
 """
 
 from __future__ import annotations
@@ -48,18 +49,15 @@ class OptionalBuildExt(build_ext):
             super().run()
         except Exception as exc:  # any failure to compile leaves the pure-Python modules
             _note(f"compiling failed ({exc}); pfssim is installed as pure Python (slower, same numbers)")
-            for output in super().get_outputs():
+            for output in self.get_outputs():  # those built before the failure: none or all
                 Path(output).unlink(missing_ok=True)
             self.extensions = []
-
-    def get_outputs(self) -> list[str]:
-        return super().get_outputs() if self.extensions else []
 
 
 def _extensions() -> list[Extension]:
     if not _BUILDS.intersection(sys.argv[1:]) or {"editable_wheel", "develop"}.intersection(sys.argv[1:]):
         return []
-    if os.environ.get("PFSSIM_PURE_PYTHON"):
+    if os.environ.get("PFSSIM_PURE_PYTHON", "") not in ("", "0"):
         _note("PFSSIM_PURE_PYTHON is set: the modules stay pure Python")
         return []
     try:
