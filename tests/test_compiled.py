@@ -78,7 +78,8 @@ def test_the_installed_copy_is_compiled_whole_or_not_at_all() -> None:
     if built and not build["compiled"] and not chose_pure and _can_compile():
         pytest.fail(
             f"the installed pfssim ({build['sim']}) is pure Python although this machine has a C compiler "
-            "and Python's headers: its compile failed (pip install -v . shows why)"
+            "and Python's headers: its compile failed (pip install -v . shows why; a copy installed pure on "
+            "purpose with PFSSIM_PURE_PYTHON=1 wants it set for the tests too)"
         )
 
 
