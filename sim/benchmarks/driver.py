@@ -326,6 +326,7 @@ class _Mark:
     work: dict[str, float]
     visits: dict[str, int]
     waits: dict[str, int]  # pools only: acquires that queued
+    buffers: dict[str, tuple[int, int]]  # SSD write buffers: (writes, writes that waited for room)
 
     @classmethod
     def take(cls, env: simpy.Environment, meter: Meter, platform: Platform) -> _Mark:
@@ -341,6 +342,7 @@ class _Mark:
             {name: station.done_work() for name, station in stations.items()},
             {name: station.visits for name, station in stations.items()},
             {name: pool.waits for name, pool in platform.pools.items()},
+            platform.buffer_counts(),
         )
 
 
@@ -377,8 +379,8 @@ def _utilization(
     handful of long jobs (a few stripe destages on one disk group) in a short window can look
     saturated by chance. Such parts still report their utilisation, and are named only when no
     part with enough visits is half busy and no pool is full. Parts ``off_path`` (the drives
-    behind a write-back cache that keeps up: they destage what arrives, and no write waits for
-    them) report their utilisation but are not named.
+    behind a write-back cache that keeps up, an ME4 array's or an SSD's own buffer: they write out
+    what arrives, and no write waits for them) report their utilisation but are not named.
     """
     stations = platform.all_stations()
     utilization = {}
@@ -880,11 +882,15 @@ def _steady_point(
             behind = (last.amount - first.amount) / (last.supplied - first.supplied)
         # At the watermark (a pilot that held) the writes are acknowledged from the caches and the drives
         # behind them destage what arrives: busy, but nothing waits for them.
-        off_path = platform.destaging_drives(watched) if pilot else set()
+        destagers = platform.destaging_drives(watched) if pilot else set()
+        # Likewise SSDs whose write buffers kept up over the window: their flash programs what the
+        # writes left, and none waited for it (one thread's writes named a drive 85% busy whose
+        # flash a faster one did not change the rate of: a teaching review, session 34).
+        off_path = destagers | platform.buffered_drives_keeping_up(first.buffers)
         utilization, bottleneck, pools, destaging = _utilization(
             platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path
         )
-        if any(utilization.get(d, 0.0) >= DESTAGE_SATURATED for d in off_path):
+        if any(utilization.get(d, 0.0) >= DESTAGE_SATURATED for d in destagers):
             # A cache at its watermark destages only what arrives: drives busy all the time mean the
             # destages have work above the watermark all the time, so the load is at or past what they
             # can take and the cache is filling, however slowly. A cache filling by a few stripes a
@@ -893,7 +899,7 @@ def _steady_point(
             outran()  # IOzone and IOR start again full; an mdtest phase is reported as not converged
         if outrun:  # an mdtest phase: its drives that could not keep up are on its path after all
             utilization, bottleneck, pools, destaging = _utilization(
-                platform, first.work, first.visits, window, behind, meter.consumers, first.waits, set()
+                platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path - destagers
             )
         factor = None
         if mdtest or workload.benchmark.startswith("ior"):  # IOR -F reports the same way

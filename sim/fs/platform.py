@@ -212,6 +212,24 @@ class Platform:
         round of destages can clear)."""
         return any(cache.held - before[vdisk] > cache.destagers for vdisk, cache in self._caches(luns))
 
+    def buffer_counts(self) -> dict[str, tuple[int, int]]:
+        """(writes, writes that waited for room) so far of every SSD with a write buffer."""
+        return {
+            name: (d.buffer_writes, d.buffer_waits)
+            for name, d in self.drives.items()
+            if isinstance(d, SsdDrive) and d.buffer_s
+        }
+
+    def buffered_drives_keeping_up(self, before: dict[str, tuple[int, int]]) -> set[str]:
+        """The SSDs whose write buffers took every write since ``before`` (:meth:`buffer_counts`)
+        without one waiting for room: the flash programs behind the requests, and no write waits
+        for it, however busy it is (as an ME4 cache that keeps up, :meth:`destaging_drives`)."""
+        return {
+            name
+            for name, (writes, waits) in self.buffer_counts().items()
+            if writes > before.get(name, (0, 0))[0] and waits == before.get(name, (0, 0))[1]
+        }
+
     def destaging_drives(self, luns: set[str] | None = None) -> set[str]:
         """The member drives of every virtual disk behind an ME4 write cache (of ``luns``, if given)."""
         return {drive.name for _, cache in self._caches(luns) for drive in cache.device.members}

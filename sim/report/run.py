@@ -218,9 +218,9 @@ def render_run(result: RunResult, console: Console) -> None:
     if busier:
         shown = ", ".join(busier[:3]) + (f" and {len(busier) - 3} more" if len(busier) > 3 else "")
         console.print(
-            f"busier than the bottleneck but not named: {shown}: drives behind a write-back cache that "
-            "keeps up destage what arrives, and no write waits for them (their figures are in --json, "
-            "off_path)"
+            f"busier than the bottleneck but not named: {shown}: drives behind a write-back cache (an "
+            "array's, or an SSD's own buffer) that keeps up write what arrives behind the requests, and "
+            "no write waits for them (their figures are in --json, off_path)"
         )
     if any(p.value and (p.ci_high - p.ci_low) / 2 / p.value < 0.0005 for p in result.points):
         console.print(
