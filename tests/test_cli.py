@@ -1111,6 +1111,7 @@ def test_optional_point_keys_appear_only_when_they_apply() -> None:
         "file_bytes",
         "last_task_factor",
         "replications",
+        "not_converged",
     }
     expected = {
         "iozone -i 0 -r 1m -I -s 1g -t 2": {"write": {"hardware_ceiling"}},

@@ -1146,8 +1146,10 @@ def test_an_interval_above_the_hardware_ceiling_is_not_converged(tmp_path: Path)
     # With the allowance of one budget of 10,000 drive commands, the backlog is still draining.
     short = Precision(max_device_ops=10_000, transient_budget_factor=1)
     cut = run_point(system, _workload(), "write", 256, seed=1, precision=short)
-    assert cut.above_ceiling and not cut.converged
+    assert cut.above_ceiling and not cut.converged and "above_ceiling" in cut.not_converged
     assert cut.to_json()["hardware_ceiling"] == cut.ceiling_Bps
+    assert cut.to_json()["not_converged"] == list(cut.not_converged)
+    assert point.not_converged == () and "not_converged" not in point.to_json()
     # One thread runs on one client: its ceiling is that client's (one EDR HCA), as the plots' step line.
     one = run_point(system, _workload(), "write", 1, seed=1)
     assert one.ceiling_Bps == pytest.approx(12.4e9) and one.converged and not one.above_ceiling

@@ -110,6 +110,40 @@ LATENCY_BOUND_UTILIZATION = 0.5
 POOL_FULL = 0.9
 
 
+#: Why a point is not converged, by the code its ``not_converged`` (and the JSON's) gives.
+NOT_CONVERGED = {
+    "not_settled": "its batches still drifted when its budget ran out (MSER found no end to the start-up transient)",
+    "precision": (
+        "its interval is wider than the requested precision (its budget was reached, or an MDtest phase "
+        "small enough to simulate whole, or the point's independent runs, vary that much)"
+    ),
+    "turnover": "its ME4 write caches, started full, had not turned that start over within its budget",
+    "outran": (
+        "an MDtest phase's file data outran the disks behind the write caches it started at their "
+        "watermark (the caches were filling)"
+    ),
+    "above_ceiling": (
+        "its interval lies above the hardware ceiling (pfssim show's, from the clients the threads run "
+        "on): a start-up transient the run did not outlast, as between two parts within a few percent "
+        "of each other"
+    ),
+}
+
+
+def not_converged(
+    precise: bool, settled: bool = True, turned_over: bool = True, outrun: bool = False, above: bool = False
+) -> tuple[str, ...]:
+    """The codes of :data:`NOT_CONVERGED` that apply (none: the point is converged)."""
+    checks = (
+        ("not_settled", not settled),
+        ("precision", not precise),
+        ("turnover", not turned_over),
+        ("outran", outrun),
+        ("above_ceiling", above),
+    )
+    return tuple(code for code, failed in checks if failed)
+
+
 def limit_of(bottleneck_utilization: float) -> str:
     """The point's limit: "capacity" when its busiest part is at least half busy, else "latency"."""
     return "capacity" if bottleneck_utilization >= LATENCY_BOUND_UTILIZATION else "latency"
@@ -139,6 +173,7 @@ class PointResult:
     batches: int = 0  # batches kept for the estimate
     transient_batches: int = 0  # leading batches dropped as initial transient (MSER)
     converged: bool = False
+    not_converged: tuple[str, ...] = ()  # why not, as codes of NOT_CONVERGED (empty when converged)
     bytes_moved: float = 0.0
     file_bytes: float | None = None  # mdtest: bytes written to each file (-w); None for data benchmarks
     last_task_factor: float | None = None  # IOR and steady-state mdtest: reported / aggregate rate
@@ -203,6 +238,8 @@ class PointResult:
             out["bottleneck_runs"] = self.bottleneck_runs
         if self.off_path:
             out["off_path"] = list(self.off_path)
+        if self.not_converged:
+            out["not_converged"] = list(self.not_converged)
         if self.ceiling_Bps is not None:
             out["hardware_ceiling"] = self.ceiling_Bps
         return out
@@ -307,6 +344,7 @@ def _whole_phase(
         wall_s=time.perf_counter() - started,
         batches=len(rates),
         converged=estimate.rel_half_width <= precision.rel_precision,
+        not_converged=not_converged(estimate.rel_half_width <= precision.rel_precision),
         bytes_moved=0.0,
         file_bytes=None if op.startswith("dir_") else workload.write_bytes,
     )
@@ -594,6 +632,11 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
     if bottleneck in pools:
         utilization[bottleneck] = pools[bottleneck]
     first = runs[0]
+    reasons = not_converged(
+        mean > 0 and half / mean <= precision.rel_precision,
+        turned_over=turned_over,
+        above=_above(first.ceiling_Bps, mean - half),
+    )
     return replace(
         first,
         value=mean,
@@ -611,10 +654,8 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         wall_s=sum(run.wall_s for run in runs),
         batches=sum(run.batches for run in runs),
         transient_batches=sum(run.transient_batches for run in runs),
-        converged=mean > 0
-        and half / mean <= precision.rel_precision
-        and turned_over
-        and not _above(first.ceiling_Bps, mean - half),
+        converged=not reasons,
+        not_converged=reasons,
         turned_over=turned_over,
         bytes_moved=sum(run.bytes_moved for run in runs),
         last_task_factor=mean_of([run.last_task_factor for run in runs]),
@@ -937,6 +978,13 @@ def _steady_point(
             value = estimate.mean * scale
             ci_low = value * (1 - math.hypot(1 - estimate.low / estimate.mean, 1 - factor_low / factor))
             ci_high = value * (1 + math.hypot(estimate.high / estimate.mean - 1, factor_high / factor - 1))
+        reasons = not_converged(
+            estimate.rel_half_width <= precision.rel_precision,
+            settled=settled,
+            turned_over=turned_over,
+            outrun=outrun,
+            above=_above(ceiling, ci_low),
+        )
         return PointResult(
             workload=workload.name,
             benchmark=workload.benchmark,
@@ -957,11 +1005,8 @@ def _steady_point(
             wall_s=time.perf_counter() - started,
             batches=len(amounts) - cut,
             transient_batches=cut,
-            converged=settled
-            and turned_over
-            and not outrun
-            and estimate.rel_half_width <= precision.rel_precision
-            and not _above(ceiling, ci_low),
+            converged=not reasons,
+            not_converged=reasons,
             bytes_moved=(last.supplied - first.supplied) if supplied else (last.amount - first.amount),
             file_bytes=workload.write_bytes
             if isinstance(workload, MdtestWorkload) and not op.startswith("dir_")

@@ -7,7 +7,7 @@ import re
 from rich.console import Console
 from rich.table import Table
 
-from sim.benchmarks.driver import limit_of
+from sim.benchmarks.driver import NOT_CONVERGED, limit_of
 from sim.benchmarks.result import RunResult
 from sim.config.system import BeeGFSSpec, GpfsSpec
 from sim.config.units import Dimension, format_bytes, format_quantity
@@ -236,16 +236,13 @@ def render_run(result: RunResult, console: Console) -> None:
             f"comes from their spread (Student t, {replications - 1} degree{'' if replications == 2 else 's'} "
             "of freedom)"
         )
-    if any(not p.converged for p in result.points):
-        console.print(
-            "* the simulated rate's interval is wider than the requested precision (the point's request "
-            "budget was reached, an MDtest phase small enough to simulate whole varies that much "
-            "between its runs, or a point's independent runs do), the point's write caches, started "
-            "full, had not turned that start over within its budget, an MDtest phase's file data "
-            "outran the disks behind the write caches it started at their watermark (the caches were "
-            "filling), or the interval lies above the "
-            "hardware ceiling (pfssim show's, from the clients the threads run on): a start-up "
-            "transient the run did not outlast, as between two parts within a few percent of each other"
-        )
+    # Each reason once, with the points it applies to (the JSON's not_converged gives them per point).
+    reasons: dict[str, list[str]] = {}
+    for p in result.points:
+        if not p.converged:
+            for code in p.not_converged or ("precision",):
+                reasons.setdefault(code, []).append(f"{p.workload} {p.op} at {p.threads}")
+    for code, where in reasons.items():
+        console.print(f"* not converged, {', '.join(where)}: {NOT_CONVERGED[code]}")
     count = len(result.points)
     console.print(f"seed {result.seed}; {count} point{'' if count == 1 else 's'} in {result.wall_s:.1f} s")
