@@ -215,7 +215,9 @@ def test_a_range_reports_the_busiest_chosen_points_bottleneck() -> None:
     # comparison names its bottleneck, not the first point's nor the last's. The 64-thread point, out of
     # the range, is busier still and must not count.
     points = [
-        PointResult("w", "iozone_seq_nn", "write", t, v * 1e9, v * 0.98e9, v * 1.02e9, "B/s", name, busy)
+        PointResult(
+            "w", "iozone_seq_nn", "write", t, v * 1e9, v * 0.98e9, v * 1.02e9, "B/s", name, busy, converged=True
+        )
         for t, v, name, busy in (
             (64, 100.0, "nic", 0.99),
             (128, 118.0, "drive", 0.6),
@@ -233,6 +235,12 @@ def test_a_range_reports_the_busiest_chosen_points_bottleneck() -> None:
     assert (row["95% CI"], row["bottleneck"]) == ("± 2.0%", "upi (90%)")
     idle = replace(c, bottleneck_utilization=0.3)
     assert point_row(PointScore("s", "b", "w", point, idle))["bottleneck"] == "latency; busiest upi (30%)"
+    # A chosen point that is not converged marks the interval, as the run tables do.
+    assert c.converged and point_row(PointScore("s", "b", "w", point, replace(c, converged=False)))["95% CI"] == (
+        "± 2.0% *"
+    )
+    unsettled = [replace(p, converged=False) if p.threads == 512 else p for p in points]
+    assert not compare(point, unsettled).converged
 
 
 def test_sustained_without_a_range_uses_the_points_after_the_predicted_peak() -> None:

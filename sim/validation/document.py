@@ -19,7 +19,15 @@ from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_all
 from sim.report.run import bottleneck_text, format_value
 from sim.validation.figures import benchmark_png, unscored_png
-from sim.validation.report import POINT_COLUMNS, parameter_rows, point_row, shape_row, summary_rows, targets_text
+from sim.validation.report import (
+    NOT_CONVERGED_NOTE,
+    POINT_COLUMNS,
+    parameter_rows,
+    point_row,
+    shape_row,
+    summary_rows,
+    targets_text,
+)
 from sim.validation.run import SEED
 from sim.validation.score import BenchmarkScore, Reproduction
 
@@ -139,6 +147,8 @@ def _benchmark_blocks(bench: BenchmarkScore) -> list[Block]:
     blocks.append(Figure(f"{bench.system}-{bench.benchmark}", benchmark_png(bench), f"{bench.benchmark}"))
     columns = [*POINT_COLUMNS, "predicted peak", "source", "how", "note"]
     blocks.append(_table([point_row(p) for p in bench.points], columns))
+    if any(not p.comparison.converged for p in bench.points):
+        blocks.append(Paragraph(NOT_CONVERGED_NOTE))
     return blocks
 
 

@@ -26,6 +26,11 @@ from sim.validation.score import ErrorSummary, PointScore, Reproduction, ShapeSc
 #: null), and the summaries' medians and ``n_points`` over the predicted points only, the fitted
 #: ones counted in ``n_fitted`` (the maxima still over every point).
 SCHEMA_VERSION = 3
+#: The legend of a scored row whose prediction is not converged.
+NOT_CONVERGED_NOTE = (
+    "* a prediction that is not converged, as pfssim run marks it (its interval is wider than the "
+    "precision, or it did not outlast a start; pfssim run --json of its workload says why)"
+)
 #: The issue's accuracy targets over all scored points.
 TARGET_MEDIAN_ABS_ERROR = 0.05
 TARGET_MAX_ABS_ERROR = 0.15
@@ -74,7 +79,7 @@ def point_row(score: PointScore) -> dict[str, str]:
         "predicted": format_value(score.predicted, unit, bench),
         # What the run tables show beside a prediction: its interval and what holds it (of the
         # chosen points, the busiest; a mean over several thread counts has their mean interval).
-        "95% CI": _interval(c.predicted, c.ci_low, c.ci_high),
+        "95% CI": _interval(c.predicted, c.ci_low, c.ci_high) + ("" if c.converged else " *"),
         "bottleneck": f"{bottleneck_text(c.bottleneck, c.bottleneck_utilization)} ({c.bottleneck_utilization:.0%})",
         "error": _pct(score.error),
         "tolerance": f"{score.point.tolerance:.0%}",
@@ -356,6 +361,8 @@ def render_console(repro: Reproduction, console: Console) -> None:
             if row["verdict"] == "MISS":
                 why = row["why"] or "not in validation/known-misses.yaml: a new miss"
                 console.print(f"  [red]{escape(row['id'])}[/red] {row['error']}: {escape(why)}")
+        if any(not p.comparison.converged for p in bench.points):
+            console.print(NOT_CONVERGED_NOTE)
         shapes = [shape_row(s) for s in bench.shapes]
         if shapes:
             console.print(_rich_table("  shapes", shapes, ["id", "verdict", "detail"]))

@@ -39,6 +39,7 @@ class Comparison:
     peak_threads: int
     bottleneck: str
     bottleneck_utilization: float
+    converged: bool = True  # every point compared is (the run tables' "*" when not)
 
 
 def compare(point: PublishedPoint, curve: Sequence[PointResult]) -> Comparison:
@@ -85,6 +86,7 @@ def compare(point: PublishedPoint, curve: Sequence[PointResult]) -> Comparison:
         peak_threads=top.threads,
         bottleneck=worst.bottleneck,
         bottleneck_utilization=worst.bottleneck_utilization,
+        converged=all(p.converged for p in chosen),
     )
 
 
