@@ -1112,6 +1112,7 @@ def test_optional_point_keys_appear_only_when_they_apply() -> None:
         "last_task_factor",
         "replications",
         "not_converged",
+        "full_behind",
     }
     expected = {
         "iozone -i 0 -r 1m -I -s 1g -t 2": {"write": {"hardware_ceiling"}},

@@ -90,6 +90,17 @@ def test_the_tables_cells_and_notes() -> None:
     assert text.rstrip().endswith("seed 7; 4 points in 1.2 s")
 
 
+def test_a_pool_as_full_behind_the_named_one_gets_a_note() -> None:
+    pool = "client0->storage.numa0.storage0"
+    points = [
+        _point(RANDOM, "random_read", 4, 20_000.0, "op/s", bottleneck=pool, bottleneck_utilization=1.0,
+               pool_occupancy={pool: 1.0}, full_behind=("storage.numa0.target0.workers",)),
+    ]  # fmt: skip
+    text = " ".join(_render(points, [RANDOM]).split())
+    assert "as full behind a named pool: storage.numa0.target0.workers behind client0->storage.numa0.storage0" in text
+    assert "raise both" in text
+
+
 def test_notes_appear_only_when_a_point_needs_them() -> None:
     text = _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s")], [RANDOM])
     assert "latency-bound" not in text
@@ -97,6 +108,7 @@ def test_notes_appear_only_when_a_point_needs_them() -> None:
     assert "last task" not in text
     assert "± 0.0%:" not in text
     assert "<group>.drives" not in text
+    assert "as full behind" not in text
     assert text.rstrip().endswith("seed 7; 1 point in 1.2 s")
 
 

@@ -152,6 +152,28 @@ def test_an_ssd_whose_write_buffer_keeps_up_is_off_the_path(tmp_path: Path) -> N
     assert rates[0] == pytest.approx(rates[1], rel=0.01) and rates[0] > 1.5 * full.value
 
 
+def test_a_pool_as_full_behind_the_named_one_is_reported(tmp_path: Path) -> None:
+    # tiny.yaml with one client: its 8 connections to the storage service meet the target's 8
+    # workers. 16 random readers wait for a connection, and a request that holds one always finds a
+    # worker free, so the connections are named; but the workers are as full, and doubling the
+    # connections alone only moves the wait to them (a teaching review: the same 49.4K IOPS).
+    (tmp_path / "parts").symlink_to(ROOT / "topologies" / "parts")
+    two = '{name: "client{i}", count: 2,'
+    assert two in TINY.read_text(), "test fixture out of date"
+    path = tmp_path / "one-client.yaml"
+    path.write_text(TINY.read_text().replace(two, two.replace("2", "1")))
+    reads = _workload("iozone_random_nn", "4 KiB", ops=["random_read"])
+    point = run_point(load_system(path), reads, "random_read", 16, seed=1)
+    assert point.bottleneck == "client0->storage.numa0.storage0"
+    assert point.full_behind == ("storage.numa0.target0.workers",)
+    assert point.to_json()["full_behind"] == ["storage.numa0.target0.workers"]
+    more = tmp_path / "more-connections.yaml"
+    more.write_text(path.read_text().replace("client: 8}", "client: 16}"))
+    wider = run_point(load_system(more), reads, "random_read", 16, seed=1)
+    assert wider.bottleneck == "storage.numa0.target0.workers" and wider.full_behind == ()
+    assert wider.value == pytest.approx(point.value, rel=0.03)
+
+
 def test_saturated_drive_is_the_bottleneck() -> None:
     system = load_system(TINY)
     point = run_point(system, _workload(), "write", 8, seed=3)

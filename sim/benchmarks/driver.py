@@ -187,6 +187,9 @@ class PointResult:
     # Parts reported but never named the bottleneck: the drives behind a write-back cache that keeps
     # up (and their groups' ".drives"), which destage what arrives while no write waits for them.
     off_path: tuple[str, ...] = ()
+    # Pools behind a named pool (a deeper stage) as full as it and never waited for: more slots in the
+    # named pool alone would move the wait to them (:func:`_full_behind`).
+    full_behind: tuple[str, ...] = ()
     # False when write caches started full of drawn random writes had not turned that start over
     # when the point began to measure (its transient allowance ran out first); such a point is not
     # converged.
@@ -241,6 +244,8 @@ class PointResult:
             out["off_path"] = list(self.off_path)
         if self.not_converged:
             out["not_converged"] = list(self.not_converged)
+        if self.full_behind:
+            out["full_behind"] = list(self.full_behind)
         if self.ceiling_Bps is not None:
             out["hardware_ceiling"] = self.ceiling_Bps
         return out
@@ -535,6 +540,28 @@ def _tightest_pool(platform: Platform, full: list[str], visits0: dict[str, int])
     return max(families[chosen], key=lambda n: (visits[n], pools[n].size, n))
 
 
+def _full_behind(
+    platform: Platform, bottleneck: str, pools: dict[str, float], waits0: dict[str, int]
+) -> tuple[str, ...]:
+    """When a pool is named, the pools of a deeper stage (behind it on the requests' path) that are
+    as full (:data:`POOL_FULL`) and that no request waited for in the window: each request that
+    holds the named pool's slot finds one of theirs free, so they hold the rate too, and more
+    slots in the named pool alone would only move the wait to them (eight connections to a target
+    of eight workers: doubling the connections changed nothing, a teaching review)."""
+    named = platform.pools.get(bottleneck)
+    if named is None:
+        return ()
+    return tuple(
+        sorted(
+            name
+            for name, held in pools.items()
+            if held >= POOL_FULL
+            and platform.pools[name].stage > named.stage
+            and platform.pools[name].waits == waits0.get(name, 0)
+        )
+    )
+
+
 def _rounded(shares: dict[str, float]) -> dict[str, float]:
     """Utilisations with a rounding excess over 1 (at most 1e-9) taken off."""
     return {name: 1.0 if 1.0 < u <= 1.0 + 1e-9 else u for name, u in shares.items()}
@@ -663,6 +690,7 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         open_close_s=mean_of([run.open_close_s for run in runs]),
         replications=count,
         off_path=tuple(sorted({name for run in runs for name in run.off_path})),
+        full_behind=tuple(sorted({name for run in runs if run.bottleneck == bottleneck for name in run.full_behind})),
     )
 
 
@@ -943,6 +971,7 @@ def _steady_point(
             utilization, bottleneck, pools, destaging = _utilization(
                 platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path - destagers
             )
+        behind_pools = _full_behind(platform, bottleneck, pools, first.waits)
         factor = None
         if mdtest or workload.benchmark.startswith("ior"):  # IOR -F reports the same way
             after, before = (
@@ -1018,6 +1047,7 @@ def _steady_point(
             work_per_task=_work_per_task(workload, threads, ctx.random) if isinstance(workload, Workload) else 0.0,
             open_close_s=open_close,
             off_path=destaging,
+            full_behind=behind_pools,
             turned_over=turned_over,
             ceiling_Bps=ceiling,
         )

@@ -206,6 +206,15 @@ def render_run(result: RunResult, console: Console) -> None:
             "or more and requests wait for one while no part is as busy; more slots would raise the rate "
             "(its figure is the pool's occupancy)"
         )
+    behind = sorted({(p.bottleneck, name) for p in result.points for name in p.full_behind})
+    if behind:
+        pairs = [f"{name} behind {pool}" for pool, name in behind]
+        shown = ", ".join(pairs[:3]) + (f" and {len(pairs) - 3} more" if len(pairs) > 3 else "")
+        console.print(
+            f"as full behind a named pool: {shown}: a request holding a slot of the named pool found one "
+            "of the pool behind it free, so that pool holds the rate too; more slots in the named pool "
+            "alone would only move the wait there: raise both (--json: full_behind)"
+        )
     busier = sorted(
         {
             name
