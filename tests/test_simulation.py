@@ -1194,9 +1194,13 @@ def test_replications_above_the_ceiling_are_not_converged() -> None:
 
     base = PointResult("w", "iozone_seq_nn", "write", 8, 100.0, 99.0, 101.0, "B/s", "x", 1.0, converged=True)
     runs = [replace(base, value=v, ci_low=v, ci_high=v, ceiling_Bps=95.0) for v in (100.0, 100.5, 99.5)]
-    assert not combine_replications(runs, Precision(replications=3)).converged  # 100 +- 1.2, all above 95
+    above = combine_replications(runs, Precision(replications=3))  # 100 +- 1.2, all above 95
+    assert not above.converged and above.not_converged == ("above_ceiling",)
     runs = [replace(run, ceiling_Bps=200.0) for run in runs]
     assert combine_replications(runs, Precision(replications=3)).converged
+    # Runs that differ by more than the precision allows say so as their own reason.
+    spread = [replace(run, value=v) for run, v in zip(runs, (90.0, 100.0, 110.0), strict=True)]
+    assert combine_replications(spread, Precision(replications=3)).not_converged == ("runs_spread",)
 
 
 def _edited(tmp_path: Path, source: Path, folder: str, edits: list[tuple[str, str]]) -> Path:

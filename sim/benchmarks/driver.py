@@ -114,10 +114,12 @@ POOL_FULL = 0.9
 #: Why a point is not converged, by the code its ``not_converged`` (and the JSON's) gives.
 NOT_CONVERGED = {
     "not_settled": "its batches still drifted when its budget ran out (MSER found no end to the start-up transient)",
-    "precision": (
-        "its interval is wider than the requested precision (its budget was reached, or an MDtest phase "
-        "small enough to simulate whole, or the point's independent runs, vary that much)"
+    "precision": "its interval is wider than the requested precision when its budget of drive commands ran out",
+    "phase_spread": (
+        "its interval is wider than the requested precision: an MDtest phase small enough to simulate "
+        "whole varies that much between its runs"
     ),
+    "runs_spread": "its interval is wider than the requested precision: its independent runs vary that much",
     "turnover": "its ME4 write caches, started full, had not turned that start over within its budget",
     "outran": (
         "an MDtest phase's file data outran the disks behind the write caches it started at their "
@@ -132,12 +134,18 @@ NOT_CONVERGED = {
 
 
 def not_converged(
-    precise: bool, settled: bool = True, turned_over: bool = True, outrun: bool = False, above: bool = False
+    precise: bool,
+    settled: bool = True,
+    turned_over: bool = True,
+    outrun: bool = False,
+    above: bool = False,
+    imprecise: str = "precision",
 ) -> tuple[str, ...]:
-    """The codes of :data:`NOT_CONVERGED` that apply (none: the point is converged)."""
+    """The codes of :data:`NOT_CONVERGED` that apply (none: the point is converged); ``imprecise``
+    is the code of an interval wider than the precision (what made it so)."""
     checks = (
         ("not_settled", not settled),
-        ("precision", not precise),
+        (imprecise, not precise),
         ("turnover", not turned_over),
         ("outran", outrun),
         ("above_ceiling", above),
@@ -350,7 +358,7 @@ def _whole_phase(
         wall_s=time.perf_counter() - started,
         batches=len(rates),
         converged=estimate.rel_half_width <= precision.rel_precision,
-        not_converged=not_converged(estimate.rel_half_width <= precision.rel_precision),
+        not_converged=not_converged(estimate.rel_half_width <= precision.rel_precision, imprecise="phase_spread"),
         bytes_moved=0.0,
         file_bytes=None if op.startswith("dir_") else workload.write_bytes,
     )
@@ -664,6 +672,7 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
         mean > 0 and half / mean <= precision.rel_precision,
         turned_over=turned_over,
         above=_above(first.ceiling_Bps, mean - half),
+        imprecise="runs_spread",
     )
     return replace(
         first,

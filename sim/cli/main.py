@@ -426,7 +426,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        render_run(result, _Console(markup=False))  # names are the user's text, not markup
+        # Names are the user's text, not markup. Piped or redirected, the tables are as wide as
+        # reproduce's (160 columns), so that a part's dotted name stays on one line for grep.
+        console = _Console(markup=False)
+        render_run(result, console if console.is_terminal else _Console(markup=False, width=160))
     if args.plot is not None:
         sys.stdout.flush()
         write_plot(result, args.plot)
