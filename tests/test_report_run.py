@@ -101,6 +101,15 @@ def test_a_pool_as_full_behind_the_named_one_gets_a_note() -> None:
     assert "raise both" in text
 
 
+def test_a_beegfs_shared_file_says_the_stripe_it_takes() -> None:
+    # IOR N-1 puts one file on one stripe: with the topology's own stripe of few targets, that is the
+    # rate of those targets (a newcomer's README example ran 64 tasks on 1 of 32 at 1.8 GB/s).
+    text = " ".join(_render([_point(IOR, "write", 4, 2.0e9, "B/s")], [IOR]).split())
+    assert "shared's one shared file is striped as the topology says: over 1 of 1 targets in 2 MiB chunks" in text
+    # A file per task, or a workload that sets its own stripe, gets no such note.
+    assert "striped as the topology says" not in _render([_point(RANDOM, "random_read", 4, 1e4, "op/s")], [RANDOM])
+
+
 def test_notes_appear_only_when_a_point_needs_them() -> None:
     text = _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s")], [RANDOM])
     assert "latency-bound" not in text

@@ -162,6 +162,16 @@ def render_run(result: RunResult, console: Console) -> None:
             table.add_row(*row)
         console.print(table)
         own = workload_settings(result.system, workload)
+        fs = result.system.spec.filesystem
+        if isinstance(fs, BeeGFSSpec) and isinstance(workload, Workload) and workload.shared_file and not own:
+            # One shared file takes one stripe: with the topology's few targets it is those targets'
+            # rate, whatever the system's (a newcomer's IOR N-1 on beegfs-high-capacity: 1.8 GB/s).
+            count = min(fs.num_targets, len(result.system.storage_targets))
+            console.print(
+                f"{workload.name}'s one shared file is striped as the topology says: over {count} of "
+                f"{len(result.system.storage_targets)} targets in {format_bytes(fs.chunk_size)} chunks "
+                "(a workload file's stripe: sets its own, as the benchmark directory's beegfs-ctl --setpattern)"
+            )
         if own:
             key = "gpfs_pagepool_client:" if isinstance(result.system.spec.filesystem, GpfsSpec) else "stripe:"
             console.print(
