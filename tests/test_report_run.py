@@ -110,6 +110,13 @@ def test_a_beegfs_shared_file_says_the_stripe_it_takes() -> None:
     assert "striped as the topology says" not in _render([_point(RANDOM, "random_read", 4, 1e4, "op/s")], [RANDOM])
 
 
+def test_a_command_line_swept_over_other_thread_counts_says_which() -> None:
+    line = parse_command("iozone -i 2 -r 4k -I -s 1g -t 4 -+m hosts", name="cmd1")
+    swept = line.with_threads([1, 16])
+    assert "(iozone -i 2 -r 4k -I -s 1g -t 4 -+m hosts, at 1, 16 threads)" in " ".join(_render([], [swept]).split())
+    assert "-t 4 -+m hosts)" in " ".join(_render([], [line]).split())  # run at its own -t: the line says it
+
+
 def test_notes_appear_only_when_a_point_needs_them() -> None:
     text = _render([_point(RANDOM, "random_read", 4, 20_000.0, "op/s")], [RANDOM])
     assert "latency-bound" not in text

@@ -74,7 +74,12 @@ def workload_title(system: str, workload: AnyWorkload) -> str:
     cmd1, cmd2, ...) by the command too, which is what its user typed."""
     title = f"{system}: {workload.name}"
     if re.fullmatch(r"cmd\d+", workload.name) and workload.command:
-        title += f" ({workload.command})"
+        title += f" ({workload.command}"
+        # A line swept over --threads runs other counts than its own -t or -np says.
+        own = re.search(rf"(^|\s)(-t|-np)\s+{workload.threads[0]}(\s|$)", workload.command)
+        if len(workload.threads) > 1 or not own:
+            title += f", at {', '.join(str(t) for t in workload.threads)} threads"
+        title += ")"
     return title
 
 
