@@ -86,6 +86,18 @@ def test_gpfs_buffered_segments_sharing_blocks_are_refused() -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_gpfs_buffered_tasks_starting_within_a_block_are_refused() -> None:
+    # -s 1 with -b 65540m (not a whole number of 8 MiB blocks): the block at each task boundary holds
+    # two tasks' data and every later task's 8 MiB buffered blocks straddle two of the file's (a
+    # GPFS review found it predicted as an aligned -b). One task shares nothing and runs.
+    line = "mpirun --map-by node -np 16 ior -a POSIX -w -e -s 1 -t 4m -b 65540m -o /f"
+    result = run_cli("run", str(PIXSTOR), "--cmd", line)
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert "--cmd -b:" in result.stderr and "boundary between two tasks" in result.stderr
+    one = run_cli("run", str(PIXSTOR), "--cmd", line.replace("-np 16", "-np 1"), "--precision", "0.1")
+    assert one.code == 0, one.stderr
+
+
 def test_gpfs_buffered_segments_of_whole_blocks_run() -> None:
     # -b 16m is two whole 8 MiB blocks per task per segment: nothing is shared, the run goes ahead
     # and, with 64 streams over 16 nodes, the arrays' write paths (4 x 5.5 GB/s) are the limit.

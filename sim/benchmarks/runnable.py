@@ -214,24 +214,34 @@ def _check_shared_blocks(workload: Workload, fs: GpfsSpec) -> None:
     With ``-s`` above 1 the tasks' blocks (``-b``) interleave through the shared file. When ``-b``
     is not a whole number of file-system blocks, each GPFS block holds pieces of several tasks,
     written from several nodes: their pagepools each flush the whole block after byte-range token
-    traffic between the nodes (false sharing), which pfssim does not model. O_DIRECT writes go to
-    the disks record by record and are modelled.
+    traffic between the nodes (false sharing), which pfssim does not model. With ``-s 1`` the same
+    holds for the GPFS block at each boundary between two tasks, and every task after the first
+    starts within a GPFS block, so its buffered blocks each straddle two of the file's (since
+    session 34; a GPFS review found ``-b 65540m`` predicted as an aligned ``-b``). O_DIRECT writes
+    go to the disks record by record and are modelled.
     """
-    if not workload.shared_file or workload.segments == 1 or workload.direct_io:
+    if not workload.shared_file or workload.direct_io:
         return
-    shared = [t for t in workload.threads if workload.block_for(t) % fs.block_size]
+    shared = [t for t in workload.threads if workload.block_for(t) % fs.block_size and (workload.segments > 1 or t > 1)]
     if shared:
         block = workload.block_for(shared[0])
+        layout = (
+            f"with {workload.segments} segments the GPFS blocks hold several tasks' data"
+            if workload.segments > 1
+            else "the GPFS block at each boundary between two tasks holds both tasks' data, and each later "
+            "task's blocks straddle two of the file's"
+        )
         raise WorkloadError(
             [
                 workload.problem(
-                    "segments",
+                    "segments"
+                    if workload.segments > 1
+                    else ("aggregate_size" if workload.aggregate_size is not None else "file_size"),
                     f"{at_threads(shared)} each task's block of the shared file ({block / 2**20:g} MiB "
                     f"{at_threads(shared[:1])}) is not a whole number of {fs.block_size / 2**20:g} MiB GPFS "
-                    f"blocks, so with {workload.segments} segments the GPFS blocks hold several tasks' data, "
-                    "which their nodes' pagepools write back in turn under byte-range tokens (false sharing): "
-                    "not modelled; use a block size (-b) that is a multiple of the file-system block, or "
-                    "O_DIRECT (-B)",
+                    f"blocks, so {layout}, which their nodes' pagepools write back in turn under byte-range "
+                    "tokens (false sharing): not modelled; use a block size (-b) that is a multiple of the "
+                    "file-system block, or O_DIRECT (-B)",
                 )
             ]
         )
