@@ -402,9 +402,18 @@ def test_known_misses_schema(tmp_path: Path) -> None:
         assert miss.why.strip() and miss.error
 
 
-def test_an_empty_validation_folder_is_an_error(tmp_path: Path) -> None:
+def test_an_empty_validation_folder_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(PfssimError, match="no validation datasets"):
         load_datasets(tmp_path)
+    # Installed (no validation/ beside the package), run elsewhere: the folder named is the one it
+    # looked in, the current folder's, not the package's (a newcomer's walk-through).
+    import sim.validation.dataset as dataset
+
+    monkeypatch.setattr(dataset, "VALIDATION_DIR", tmp_path / "site-packages" / "validation")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PfssimError) as raised:
+        load_datasets()
+    assert f"in {tmp_path / 'validation'};" in str(raised.value) and "site-packages" not in str(raised.value)
 
 
 def test_unknown_system_names_the_known_ones() -> None:

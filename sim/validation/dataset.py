@@ -281,7 +281,9 @@ def load_datasets(directory: Path | None = None) -> list[Dataset]:
     directory = directory or default_directory()
     files = sorted(p for p in directory.glob("*.yaml") if p.name != KNOWN_MISSES_FILE)
     if not files:
-        raise PfssimError(f"no validation datasets (*.yaml) in {directory}; run pfssim from the project's folder")
+        # Installed, pfssim looks in the current folder's validation/ (default_directory): name that one.
+        where = Path.cwd() / "validation" if directory == VALIDATION_DIR and not directory.is_dir() else directory
+        raise PfssimError(f"no validation datasets (*.yaml) in {where}; run pfssim reproduce from the project's folder")
     datasets: list[Dataset] = []
     problems: list[Problem] = []
     for path in files:
