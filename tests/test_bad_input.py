@@ -1142,6 +1142,22 @@ def test_more_clients_than_threads_are_refused(tmp_path) -> None:
     assert [m["path"] for m in lines] == ["clients"] and "65,538 clients in all" in lines[0]["message"], lines
 
 
+def test_a_misspelt_required_key_is_said_once_with_the_key_it_resembles(tmp_path) -> None:
+    # A newcomer's walk-through: `cuont: 12` gave "missing required key 'count'" and "unknown key
+    # 'cuont'" for each drive set. It is now one line at the misspelling; a key too far from any
+    # missing one (or a misspelt optional key) is still only unknown.
+    drives = "drives: {part: intel-p4610-3.2tb, count: 12}"
+    typo = _variant(tmp_path, "beegfs-hdr100", [(drives, drives.replace("count", "cuont"))])
+    lines = _located(run_cli("validate", str(typo)))
+    assert [m["message"] for m in lines] == ["unknown key 'cuont' (did you mean 'count'? it is required)"]
+    assert lines[0]["path"].endswith("drives.cuont")
+    far = tmp_path / "far"
+    far.mkdir()
+    other = _variant(far, "beegfs-hdr100", [(drives, drives.replace("count", "quantity"))])
+    messages = {m["message"] for m in _located(run_cli("validate", str(other)))}
+    assert messages == {"unknown key 'quantity'", "missing required key 'count'"}
+
+
 def test_workload_and_topology_files_are_told_apart(tmp_path) -> None:
     from tests.conftest import ROOT
 
@@ -1152,7 +1168,10 @@ def test_workload_and_topology_files_are_told_apart(tmp_path) -> None:
     assert "parts catalogue" not in result.stderr  # one finding, not the topology schema's echoes
     typo = _variant(tmp_path, "beegfs-hdr100", [("benchmarks:", "benchmark:")])
     lines = _located(run_cli("validate", str(typo)))  # a topology with one key mistyped is still a topology
-    assert {"unknown key 'benchmark'", "missing required key 'benchmarks'"} <= {m["message"] for m in lines}
+    # Its misspelt required key is said once, with the key it resembles.
+    messages = {m["message"] for m in lines}
+    assert "unknown key 'benchmark' (did you mean 'benchmarks'? it is required)" in messages
+    assert "missing required key 'benchmarks'" not in messages
     # A workload with a topology's section is told so at its first workload key, not searched for
     # the parts folder and the keys a topology needs (the fuzz review of session 31).
     text = workload.read_text()

@@ -6,6 +6,7 @@ reads ``file:line path: what is wrong``. All problems of a file are collected be
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,6 +150,19 @@ def validation_problems(
     # A list given where a union takes a word or a list (``interfaces: []``, ``switch: []``): the
     # list's own problem is the one to report, not that it is not the word.
     short_lists = {_data_path(data, tuple(e["loc"])) for e in errors if e["type"] in ("too_short", "too_long")}
+    # A misspelt required key is both an unknown key and a missing one: said once, as the unknown key
+    # with the one it resembles (``cuont: 12`` -> did you mean 'count'?).
+    missing: dict[tuple, list[str]] = {}
+    for error in errors:
+        if error["type"] == "missing" and error["loc"] and isinstance(error["loc"][-1], str):
+            missing.setdefault(tuple(error["loc"][:-1]), []).append(error["loc"][-1])
+    meant: dict[tuple, str] = {}  # unknown key's loc -> the missing key it resembles
+    for error in errors:
+        loc = tuple(error["loc"])
+        if error["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
+            close = difflib.get_close_matches(loc[-1], missing.get(loc[:-1], []), n=1, cutoff=0.6)
+            if close and (loc[:-1], close[0]) not in {(u[:-1], k) for u, k in meant.items()}:
+                meant[loc] = close[0]
     for error in errors:
         loc = tuple(error["loc"])
         if (
@@ -157,8 +171,12 @@ def validation_problems(
             and _data_path(data, loc) in short_lists
         ):
             continue
+        if error["type"] == "missing" and loc and loc[-1] in {k for u, k in meant.items() if u[:-1] == loc[:-1]}:
+            continue  # said with the unknown key that is its misspelling
         path = prefix + _data_path(data, loc)
         message = _message(error)
+        if loc in meant:
+            message += f" (did you mean {meant[loc]!r}? it is required)"
         if error["type"] in ("extra_forbidden", "missing") and loc:
             key = loc[-1]
             path = prefix + _data_path(data, loc[:-1]) + (key,)
