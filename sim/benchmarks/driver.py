@@ -338,6 +338,7 @@ def _whole_phase(
             simulated += window
             utilization, bottleneck, pools, _ = _utilization(platform, {}, {}, window)
     estimate = batch_estimate(rates, [1.0] * len(rates))
+    precise = estimate.rel_half_width <= precision.rel_precision
     return PointResult(
         workload=workload.name,
         benchmark=workload.benchmark,
@@ -357,8 +358,8 @@ def _whole_phase(
         simulated_s=simulated,
         wall_s=time.perf_counter() - started,
         batches=len(rates),
-        converged=estimate.rel_half_width <= precision.rel_precision,
-        not_converged=not_converged(estimate.rel_half_width <= precision.rel_precision, imprecise="phase_spread"),
+        converged=precise,
+        not_converged=not_converged(precise, imprecise="phase_spread"),
         bytes_moved=0.0,
         file_bytes=None if op.startswith("dir_") else workload.write_bytes,
     )
@@ -1022,9 +1023,9 @@ def _steady_point(
             settled=settled,
             turned_over=turned_over,
             outrun=outrun,
-            # The window's own rate, before IOR's last-task and open/close scaling: a transient above
-            # the hardware is one whatever the benchmark's arithmetic makes of it afterwards.
-            above=_above(ceiling, estimate.low) or _above(ceiling, ci_low),
+            # The window's own rate, before IOR's last-task and open/close scaling (which only lower
+            # it): a transient above the hardware is one whatever the benchmark's arithmetic makes of it.
+            above=_above(ceiling, estimate.low),
         )
         return PointResult(
             workload=workload.name,

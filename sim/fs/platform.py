@@ -52,6 +52,10 @@ class Platform:
         # Per (service's HCAs, candidates dealt): each client HCA dealt them, by its rank in the system.
         self._client_hca_ranks: dict[tuple[tuple[str, ...], tuple[str, ...]], dict[str, int]] = {}
         self._build_devices()
+        # The SSDs with a power-protected write buffer, found once (the warm-up and every batch ask).
+        self.buffered: dict[str, SsdDrive] = {
+            name: d for name, d in self.drives.items() if isinstance(d, SsdDrive) and d.buffer_s
+        }
 
     # -- stations --------------------------------------------------------------------------------
 
@@ -189,14 +193,13 @@ class Platform:
 
     def watch_write_buffers(self) -> None:
         """Start looking for the SSD write buffers' long-run state (:meth:`SsdDrive.watch_buffer`)."""
-        for drive in self.drives.values():
-            if isinstance(drive, SsdDrive) and drive.buffer_s:
-                drive.watch_buffer()
+        for drive in self.buffered.values():
+            drive.watch_buffer()
 
     def write_buffers_settled(self) -> bool:
         """Whether every SSD write buffer has been seen in its long-run state since
         :meth:`watch_write_buffers` (:meth:`SsdDrive.buffer_settled`)."""
-        return all(d.buffer_settled() for d in self.drives.values() if isinstance(d, SsdDrive) and d.buffer_s)
+        return all(d.buffer_settled() for d in self.buffered.values())
 
     def caches_turned_over(self) -> bool:
         """Whether every ME4 write cache has turned its start over (:meth:`WriteBackCache.turned_over`)."""
@@ -214,11 +217,7 @@ class Platform:
 
     def buffer_counts(self) -> dict[str, tuple[int, int]]:
         """(writes, writes that waited for room) so far of every SSD with a write buffer."""
-        return {
-            name: (d.buffer_writes, d.buffer_waits)
-            for name, d in self.drives.items()
-            if isinstance(d, SsdDrive) and d.buffer_s
-        }
+        return {name: (d.buffer_writes, d.buffer_waits) for name, d in self.buffered.items()}
 
     def buffered_drives_keeping_up(self, before: dict[str, tuple[int, int]]) -> set[str]:
         """The SSDs whose write buffers took every write since ``before`` (:meth:`buffer_counts`)

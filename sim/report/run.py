@@ -69,6 +69,12 @@ def break_at_dots(text: str, width: int) -> str:
 OPEN_CLOSE_SHOWN = 0.005
 
 
+def interval_text(value: float, low: float, high: float) -> str:
+    """A 95% interval as the tables print it: its half-width relative to the value."""
+    half = (high - low) / 2 / value if value else float("inf")
+    return f"± {half:.1%}"
+
+
 def workload_title(system: str, workload: AnyWorkload) -> str:
     """How a table or a plot panel names a workload: by its name, and a ``--cmd`` line (named
     cmd1, cmd2, ...) by the command too, which is what its user typed."""
@@ -131,8 +137,7 @@ def render_run(result: RunResult, console: Console) -> None:
         open_close = any(p.open_close_share >= OPEN_CLOSE_SHOWN for p in points)
         rows: list[list[str]] = []
         for point in points:
-            half = (point.ci_high - point.ci_low) / 2 / point.value if point.value else float("inf")
-            interval = f"± {half:.1%}"
+            interval = interval_text(point.value, point.ci_low, point.ci_high)
             if not point.converged:
                 interval += " *"
             row = [

@@ -16,7 +16,7 @@ from rich.table import Table
 from sim import __version__
 from sim.benchmarks.driver import limit_of
 from sim.params import PARAMETERS
-from sim.report.run import bottleneck_text, format_value
+from sim.report.run import bottleneck_text, format_value, interval_text
 from sim.validation.run import SEED
 from sim.validation.score import ErrorSummary, PointScore, Reproduction, ShapeScore
 
@@ -43,11 +43,6 @@ def _pct(value: float | None, signed: bool = True) -> str:
     if value is None:
         return "-"
     return f"{value:+.1%}" if signed else f"{value:.1%}"
-
-
-def _interval(value: float, low: float, high: float) -> str:
-    """A 95% interval as the run tables print it: its relative half-width."""
-    return f"± {(high - low) / 2 / value:.1%}" if value else "-"
 
 
 def _threads(score: PointScore) -> str:
@@ -79,7 +74,7 @@ def point_row(score: PointScore) -> dict[str, str]:
         "predicted": format_value(score.predicted, unit, bench),
         # What the run tables show beside a prediction: its interval and what holds it (of the
         # chosen points, the busiest; a mean over several thread counts has their mean interval).
-        "95% CI": _interval(c.predicted, c.ci_low, c.ci_high) + ("" if c.converged else " *"),
+        "95% CI": interval_text(c.predicted, c.ci_low, c.ci_high) + ("" if c.converged else " *"),
         "bottleneck": f"{bottleneck_text(c.bottleneck, c.bottleneck_utilization)} ({c.bottleneck_utilization:.0%})",
         "error": _pct(score.error),
         "tolerance": f"{score.point.tolerance:.0%}",
