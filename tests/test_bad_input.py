@@ -1158,6 +1158,40 @@ def test_a_misspelt_required_key_is_said_once_with_the_key_it_resembles(tmp_path
     assert messages == {"unknown key 'quantity'", "missing required key 'count'"}
 
 
+def test_a_misspelt_optional_key_is_told_the_key_it_resembles_there(tmp_path) -> None:
+    # A misspelt optional key was only "unknown": the suggestion comes from the schema's keys at that
+    # place (inside a list, a template's mapping, a discriminated union's member, a parts catalogue),
+    # less those the mapping already has, and every problem of the file is listed in line order.
+    hca = "{part: connectx6-hdr100, switch: ib}"
+    typo = _variant(
+        tmp_path,
+        "beegfs-hdr100",
+        [
+            ("    memory: 192 GiB", "    memroy: 192 GiB"),  # a client's
+            ("- {kind: beegfs-storage}", "- {kind: beegfs-storage, workerz: 3}"),  # a template's service
+            ('  version: "7.2"', '  verison: "7.2"'),  # the filesystem's (a discriminated union)
+            (hca, hca.replace("}", ", name: a, nmae: b}")),  # name is written: not suggested again
+        ],
+    )
+    drives = tmp_path / "parts" / "drives.yaml"
+    drives.write_text(drives.read_text().replace("    parallelism:", "    paralelism:", 1))
+    lines = _located(run_cli("validate", str(typo)))
+    found = {m["path"].rsplit(".", 1)[-1]: m["message"] for m in lines}
+    assert found["memroy"] == "unknown key 'memroy' (did you mean 'memory'?)", lines
+    assert found["workerz"] == "unknown key 'workerz' (did you mean 'workers'?)"
+    assert found["verison"] == "unknown key 'verison' (did you mean 'version'?)"
+    assert found["nmae"] == "unknown key 'nmae'"
+    assert found["paralelism"] == "unknown key 'paralelism' (did you mean 'parallelism'?)"
+    assert len(lines) == 5
+    for file in {m["file"] for m in lines}:
+        numbers = [int(m["line"]) for m in lines if m["file"] == file]
+        assert numbers == sorted(numbers), lines
+    workload = tmp_path / "pixstor-iozone-seq.yaml"
+    workload.write_text((ROOT / "workloads" / "pixstor-iozone-seq.yaml").read_text().replace("placement:", "placment:"))
+    lines = _located(run_cli("validate", str(workload)))
+    assert [m["message"] for m in lines] == ["unknown key 'placment' (did you mean 'placement'?)"]
+
+
 def test_workload_and_topology_files_are_told_apart(tmp_path) -> None:
     from tests.conftest import ROOT
 
@@ -1212,8 +1246,8 @@ THREE_HCAS = "        hcas:\n" + ("          - " + HCA + "\n") * 3
 )
 def test_pcie_lanes_and_cores_are_within_the_hardware(tmp_path, old: str, new: str, path: str, fragment: str) -> None:
     topology = _variant(tmp_path, EDR, [(old, new)])
-    lines = _located(run_cli("validate", str(topology)))
-    assert lines and lines[0]["path"] == path and fragment in lines[0]["message"], lines
+    lines = _located(run_cli("validate", str(topology)))  # in line order: three HCAs also fill the switch
+    assert any(m["path"] == path and fragment in m["message"] for m in lines), lines
 
 
 def test_unserved_raid_groups_are_located_at_their_declaration(tmp_path) -> None:

@@ -65,7 +65,7 @@ def _keyed(cls: type[Workload] | type[MdtestWorkload], data: Any, smap: SourceMa
             error["msg"].removeprefix("Value error, "): key for error in exc.errors() if (key := setting_key(error))
         }
         problems = []
-        for problem in validation_problems(exc, data, smap):
+        for problem in validation_problems(exc, data, smap, model=cls):
             key = keys.get(problem.message)
             if not problem.path and key is not None and isinstance(data, dict):
                 # At the key's line, or named at the file's when the key is not written (a default).

@@ -237,8 +237,14 @@ def _tell(line: str) -> None:
 
 
 def _print_problems(problems: Sequence[Problem], stream: TextIO | None = None) -> None:
-    seen: set[str] = set()
+    """One line per problem, in the order of the file's lines (the checks find them schema part by
+    schema part), each file's where it was first named; a problem of the whole file first."""
+    files: dict[str, int] = {}
     for problem in problems:
+        files.setdefault(problem.file, len(files))
+    ordered = sorted(problems, key=lambda p: (files[p.file], -1 if p.line is None else p.line))
+    seen: set[str] = set()
+    for problem in ordered:
         line = str(problem)
         if line not in seen:  # a template's mistake is found once per server built from it
             seen.add(line)

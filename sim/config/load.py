@@ -10,7 +10,8 @@ import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -54,6 +55,52 @@ def _required_keys(class_name: str | None) -> list[str]:
             return [name for name, info in cls.model_fields.items() if info.is_required()]
         todo.extend(cls.__subclasses__())
     return []
+
+
+def _options(annotation: Any) -> list[Any]:
+    """The types a value of ``annotation`` may be: ``Annotated`` unwrapped, unions spread out."""
+    while get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, UnionType):
+        return [option for arg in get_args(annotation) for option in _options(arg)]
+    return [annotation]
+
+
+def _is_model(option: Any) -> bool:
+    return isinstance(option, type) and issubclass(option, BaseModel)
+
+
+def _names(option: Any, element: object) -> bool:
+    """Whether a location element is pydantic's name for the union member ``option``: a
+    discriminated union's tag (the member's ``Literal`` value of its ``kind``), or the class's name."""
+    if not _is_model(option):
+        return False
+    if element == option.__name__:
+        return True
+    for info in option.model_fields.values():
+        if get_origin(info.annotation) is Literal and element in get_args(info.annotation):
+            return True
+    return False
+
+
+def _keys_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys the schema takes in the mapping at ``loc`` (a pydantic error's location, under
+    ``model``), or none when the walk cannot tell: what an unknown key there may have meant."""
+    options: list[Any] = [model]
+    for element in loc:
+        inner: list[Any] = []
+        for option in options:
+            if _is_model(option):
+                if isinstance(element, str) and element in option.model_fields:
+                    inner += _options(option.model_fields[element].annotation)
+            elif get_origin(option) in (list, tuple) and isinstance(element, int):
+                inner += _options(get_args(option)[0])
+            elif get_origin(option) is dict and isinstance(element, str):
+                inner += _options(get_args(option)[1])
+        if not inner:  # the element is not a key or an index but pydantic's name of a union member
+            inner = [option for option in options if _names(option, element)]
+        options = inner
+    return sorted({key for option in options if _is_model(option) for key in option.model_fields})
 
 
 def _message(error: Any) -> str:
@@ -141,9 +188,16 @@ _SCALAR_TYPE_ERRORS = frozenset({"string_type", "literal_error", "int_type", "fl
 
 
 def validation_problems(
-    exc: ValidationError, data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = ()
+    exc: ValidationError,
+    data: Any,
+    smap: SourceMap,
+    prefix: tuple[str | int, ...] = (),
+    model: type[BaseModel] | None = None,
 ) -> list[Problem]:
-    """Translate a pydantic :class:`ValidationError` on ``data`` (found at ``prefix``) into problems."""
+    """Translate a pydantic :class:`ValidationError` on ``data`` (found at ``prefix``) into problems.
+
+    ``model``, the schema ``data`` was validated as, lets an unknown key that resembles one the
+    schema takes there say which (``memroy`` -> did you mean 'memory'?)."""
     problems = []
     seen = set()
     errors = exc.errors()
@@ -177,6 +231,12 @@ def validation_problems(
         message = _message(error)
         if loc in meant:
             message += f" (did you mean {meant[loc]!r}? it is required)"
+        elif error["type"] == "extra_forbidden" and model is not None and loc and isinstance(loc[-1], str):
+            written = _node(data, _data_path(data, loc[:-1]))
+            free = [key for key in _keys_at(model, loc[:-1]) if not (isinstance(written, dict) and key in written)]
+            close = difflib.get_close_matches(loc[-1], free, n=1, cutoff=0.6)
+            if close:
+                message += f" (did you mean {close[0]!r}?)"
         if error["type"] in ("extra_forbidden", "missing") and loc:
             key = loc[-1]
             path = prefix + _data_path(data, loc[:-1]) + (key,)
@@ -194,7 +254,7 @@ def validate_model(cls: type[M], data: Any, smap: SourceMap, prefix: tuple[str |
     try:
         return cls.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(validation_problems(exc, data, smap, prefix)) from None
+        raise ConfigError(validation_problems(exc, data, smap, prefix, cls)) from None
 
 
 @dataclass(frozen=True)
