@@ -136,6 +136,13 @@ def test_combined_runs_are_not_converged_if_any_run_measured_before_its_caches_t
     runs[1] = replace(runs[1], turned_over=False)
     point = combine_replications(runs, Precision(replications=3))
     assert (point.converged, point.turned_over) == (False, False)
+    # A run that never settled, or whose caches were filling, says so in the combined point too
+    # (they were dropped: an interval review found one of three runs' codes lost).
+    runs[1] = replace(runs[1], turned_over=True, converged=False, not_converged=("not_settled", "outran"))
+    point = combine_replications(runs, Precision(replications=3))
+    assert (point.converged, point.not_converged) == (False, ("not_settled", "outran"))
+    runs[1] = replace(runs[1], converged=False, not_converged=("precision",))  # the runs' spread replaces it
+    assert combine_replications(runs, Precision(replications=3)).converged
 
 
 def test_replications_below_one_are_refused() -> None:

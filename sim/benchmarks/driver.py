@@ -669,9 +669,13 @@ def combine_replications(runs: list[PointResult], precision: Precision) -> Point
     if bottleneck in pools:
         utilization[bottleneck] = pools[bottleneck]
     first = runs[0]
+    # What made a run unconverged besides its own precision carries over: a run that never settled,
+    # or whose caches were filling, is in the mean (its own interval is replaced by the runs' spread).
     reasons = not_converged(
         mean > 0 and half / mean <= precision.rel_precision,
+        settled=not any("not_settled" in run.not_converged for run in runs),
         turned_over=turned_over,
+        outrun=any("outran" in run.not_converged for run in runs),
         above=_above(first.ceiling_Bps, mean - half),
         imprecise="runs_spread",
     )
