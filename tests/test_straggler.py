@@ -115,6 +115,11 @@ def test_an_ior_points_interval_adds_the_factors_own(monkeypatch: pytest.MonkeyP
     point = run_point(system, ior, "write", 16, seed=3, check=False)  # blocks not whole transfers
     assert point.last_task_factor == 0.99
     assert point.ci_low <= point.value * (1 - 0.05) and point.ci_high >= point.value * (1 + 0.05)
+    # Its aggregate rate met the precision, the reported interval does not: not converged, and why
+    # (it had been marked converged, an interval review found).
+    assert (point.converged, point.not_converged) == (False, ("task_spread",))
+    monkeypatch.setattr(driver, "last_task_interval", lambda per_task, window, work: (0.99, 0.99 * 0.999, 0.99 * 1.001))
+    assert run_point(system, ior, "write", 16, seed=3, check=False).converged
 
 
 def test_the_factors_interval_narrows_with_more_tasks_not_a_longer_window() -> None:

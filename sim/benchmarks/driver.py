@@ -120,6 +120,10 @@ NOT_CONVERGED = {
         "whole varies that much between its runs"
     ),
     "runs_spread": "its interval is wider than the requested precision: its independent runs vary that much",
+    "task_spread": (
+        "its interval is wider than the requested precision: the last task's term (IOR's and MDtest's "
+        "arithmetic), estimated from the spread of a finite number of tasks, leaves that much open"
+    ),
     "turnover": "its ME4 write caches, started full, had not turned that start over within its budget",
     "outran": (
         "an MDtest phase's file data outran the disks behind the write caches it started at their "
@@ -1022,8 +1026,14 @@ def _steady_point(
             value = estimate.mean * scale
             ci_low = value * (1 - math.hypot(1 - estimate.low / estimate.mean, 1 - factor_low / factor))
             ci_high = value * (1 + math.hypot(estimate.high / estimate.mean - 1, factor_high / factor - 1))
+        # The aggregate rate's precision is what the stop rule waits for. The reported interval adds the
+        # last-task term's margin, which a longer run does not narrow: when that makes it wider than the
+        # precision, the point says so (an interval review found such IOR points marked converged).
+        precise = estimate.rel_half_width <= precision.rel_precision
+        spread_wide = precise and ci_high - ci_low > 2 * precision.rel_precision * estimate.mean * scale
         reasons = not_converged(
-            estimate.rel_half_width <= precision.rel_precision,
+            precise and not spread_wide,
+            imprecise="task_spread" if spread_wide else "precision",
             settled=settled,
             turned_over=turned_over,
             outrun=outrun,
