@@ -190,13 +190,13 @@ def render_run(result: RunResult, console: Console) -> None:
             )
         if last_task:
             console.print(
-                "last task: what the benchmark's own arithmetic costs against the aggregate rate "
+                "last task: how much the benchmark's own arithmetic lowers the figure from the aggregate rate "
                 "(every task moves the same amount; the last to finish sets the figure); the interval "
                 "includes this term's uncertainty, which a longer run does not narrow"
             )
         if open_close:
             console.print(
-                "open/close: the part of the benchmark's time its timed opens, fsyncs and closes take "
+                "open/close: how much the figure is lowered by the time its timed opens, fsyncs and closes take "
                 "(IOR's clock runs from the first open to the last close, through -e's fsyncs; IOzone times "
                 "each child's fsync with -e and close with -c; simulated as one file per task in one directory)"
             )
