@@ -113,6 +113,9 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
         elif flag == "-c":
             close = True
         elif flag == "-F":
+            if flag in cursor.seen:
+                fail(flag, "-F is given twice; IOzone reads one list of file names, -t of them")
+            cursor.seen[flag] = ""
             if threads is None:
                 fail(flag, "put -t before -F: IOzone reads exactly -t file names after -F")
             for _ in range(threads):
@@ -125,7 +128,7 @@ def parse_iozone(tokens: list[str], text: str, name: str) -> Workload:
             cursor.single(flag, glued, "a host-list file")  # IOzone reads one host list
             cluster = True
         elif flag in IOZONE_NO_EFFECT_WITH_VALUE:
-            cursor.value(flag, glued)
+            cursor.single(flag, glued)  # no effect, but two different ones are not one command line
         elif flag in IOZONE_REFUSED:
             fail(flag, IOZONE_REFUSED[flag])
         elif flag.startswith("-"):

@@ -129,7 +129,7 @@ def parse_mdtest(tokens: list[str], text: str, name: str, tasks: int, per_node: 
             else:
                 fields[_MDTEST_COUNTS[flag]] = number
         elif flag in MDTEST_NO_EFFECT_WITH_VALUE:
-            cursor.value(flag, glued)
+            cursor.single(flag, glued)  # no effect, but two different ones are not one command line
         elif flag in _MDTEST_PHASE_FLAGS:
             phases.add(_MDTEST_PHASE_FLAGS[flag])
         elif flag in _MDTEST_SWITCHES:
