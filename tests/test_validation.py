@@ -402,6 +402,40 @@ def test_known_misses_schema(tmp_path: Path) -> None:
         assert miss.why.strip() and miss.error
 
 
+def test_known_misses_and_benchmark_keys_must_name_what_the_datasets_have(tmp_path: Path) -> None:
+    # A fuzz review: a known miss of a system, benchmark or point no dataset has, and a dataset's
+    # benchmark key that is not what its workload runs, were accepted (and excused nothing).
+    import shutil
+
+    from tests.conftest import ROOT
+
+    for folder in ("topologies", "workloads", "validation"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    folder = tmp_path / "validation"
+    every = load_datasets(folder)
+    assert len(load_known_misses(folder, every)) == len(load_known_misses(folder))  # the shipped ones all do
+    misses = folder / "known-misses.yaml"
+    shipped = misses.read_text()
+    for old, new, where, message in [
+        ("system: beegfs-edr-2019\n", "system: beegfs-edr-2099\n", "misses[0].system", "no dataset is for system"),
+        ("benchmark: iozone_seq_nn\n", "benchmark: iozone_seq_nnn\n", "misses[0].benchmark", "has no benchmark"),
+        ("point: write-peak\n", "point: write-peek\n", ".point", "has no point 'write-peek'"),
+    ]:
+        misses.write_text(shipped.replace(old, new, 1))
+        with pytest.raises(ConfigError) as caught:
+            load_known_misses(folder, every)
+        assert caught.value.problems[0].path.endswith(where) and message in caught.value.problems[0].message
+    # pfssim validate tells validation files from topologies (it read them as topologies, a fuzz review).
+    result = run_cli("validate", str(misses))
+    assert result.code == 2 and "misses[0].point: iozone_seq_nn of beegfs-edr-2019 has no point" in result.stdout
+    misses.write_text(shipped)
+    assert run_cli("validate", str(misses), str(folder / "pixstor-large.yaml")).code == 0
+    dataset = folder / "beegfs-high-capacity.yaml"
+    dataset.write_text(dataset.read_text().replace("  iozone_random_nn:", "  iozone_random_nnn:", 1))
+    with pytest.raises(ConfigError, match="runs iozone_random_nn: name it iozone_random_nn"):
+        load_datasets(folder)
+
+
 def test_an_empty_validation_folder_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(PfssimError, match="no validation datasets"):
         load_datasets(tmp_path)

@@ -297,17 +297,41 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _validation_kind(path: Path) -> str | None:
+    """ "dataset" or "known-misses" for the files of validation/ (by their keys), else None."""
+    from sim.config.yamlio import load_yaml
+    from sim.validation.dataset import KNOWN_MISSES_FILE
+
+    try:
+        data, _ = load_yaml(path)
+    except PfssimError:
+        return None  # reported by the topology loader
+    if not isinstance(data, dict):
+        return None
+    if path.name == KNOWN_MISSES_FILE or set(data) == {"misses"}:
+        return "known-misses"
+    return "dataset" if "system" in data and "benchmarks" in data else None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
-    """``pfssim validate``: every file is checked; all problems are listed."""
+    """``pfssim validate``: every file is checked; all problems are listed. Topology, workload and
+    validation files (a dataset of published results, known-misses.yaml) are told apart by their keys."""
     from sim.benchmarks.runnable import check_all_runnable
     from sim.benchmarks.suite import default_workloads
     from sim.benchmarks.workloads import is_workload_file, load_workload
     from sim.topology.build import load_system
+    from sim.validation.dataset import load_dataset, load_datasets, load_known_misses
 
     failed = 0
     for path in args.files:
         try:
-            if is_workload_file(path):
+            kind = _validation_kind(path)
+            if kind == "known-misses":
+                # Its entries must name what the folder's datasets have.
+                load_known_misses(path.parent, load_datasets(path.parent))
+            elif kind == "dataset":
+                load_dataset(path)
+            elif is_workload_file(path):
                 load_workload(path)
             else:
                 system = load_system(path)
@@ -445,7 +469,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``pfssim reproduce``: check the arguments, simulate and score, render; exit 1 on any miss."""
     from sim.report.files import check_output_folder, check_output_names
-    from sim.validation.dataset import load_datasets
+    from sim.validation.dataset import load_datasets, load_known_misses
     from sim.validation.document import check_report_path, write_report
     from sim.validation.figures import write_figures
     from sim.validation.report import parameters_json, render_console, render_parameters, to_json
@@ -480,7 +504,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             raise PfssimError(f"{args.plots}: --plots and --report name the same path; give each its own")
     if args.workers < 1:
         raise PfssimError("--workers: must be at least 1")
-    select(load_datasets(), args.systems)  # unknown system names: exit 2 before simulating
+    every = load_datasets()
+    select(every, args.systems)  # unknown system names: exit 2 before simulating
+    load_known_misses(None, every)  # and known misses that name nothing the datasets have
     # The figures' files too: a folder in the way or a name too long must not cost the run.
     names = figure_names(args.systems or None)
     if args.plots is not None:

@@ -242,6 +242,13 @@ def _cross_check(spec: DatasetSpec, smap: SourceMap, path: Path) -> list[Problem
         except WorkloadError as exc:
             problems += [smap.problem(("benchmarks", name, "workload"), p.message) for p in exc.problems]
             continue
+        # The key names the document's benchmark, of the kind its workload runs (an mdtest key says
+        # which mdtest run: mdtest_empty, mdtest_4k); a misspelt key would match no known miss.
+        if not (name == workload.benchmark or workload.benchmark == "mdtest" and name.startswith("mdtest_")):
+            kind = "mdtest_<run>" if workload.benchmark == "mdtest" else workload.benchmark
+            problems.append(
+                smap.problem(("benchmarks", name), f"{workload.name} runs {workload.benchmark}: name it {kind}")
+            )
         for i, point in enumerate(bench.points):
             where = ("benchmarks", name, "points", i)
             if point.fitted is not None:
@@ -300,8 +307,29 @@ def load_datasets(directory: Path | None = None) -> list[Dataset]:
     return sorted(datasets, key=lambda d: (not d.scored, d.system))
 
 
-def load_known_misses(directory: Path | None = None) -> dict[tuple[str, str, str, str], MissSpec]:
-    """The known misses by (system, benchmark, 'point'|'shape', id); an absent file is an empty list."""
+def _miss_problem(miss: MissSpec, datasets: dict[str, Dataset]) -> tuple[str, str] | None:
+    """(key, why) when ``miss`` names a system, benchmark, point or shape no dataset has (None if all
+    exist): such an entry excuses nothing, and a misspelling in either file would go unnoticed."""
+    dataset = datasets.get(miss.system)
+    if dataset is None:
+        return "system", f"no dataset is for system {miss.system!r} (datasets: {', '.join(sorted(datasets))})"
+    bench = dataset.spec.benchmarks.get(miss.benchmark)
+    if bench is None:
+        known = ", ".join(sorted(dataset.spec.benchmarks))
+        return "benchmark", f"{dataset.file.name} has no benchmark {miss.benchmark!r} (it has: {known})"
+    kind, wanted = ("point", miss.point) if miss.point is not None else ("shape", miss.shape)
+    ids = [p.id for p in bench.points] if kind == "point" else [s.id for s in bench.shapes]
+    if wanted not in ids:
+        return kind, f"{miss.benchmark} of {miss.system} has no {kind} {wanted!r} (it has: {', '.join(ids) or 'none'})"
+    return None
+
+
+def load_known_misses(
+    directory: Path | None = None, datasets: list[Dataset] | None = None
+) -> dict[tuple[str, str, str, str], MissSpec]:
+    """The known misses by (system, benchmark, 'point'|'shape', id); an absent file is an empty list.
+
+    With ``datasets`` (all of the folder's), every entry must name a point or shape one of them has."""
     path = (directory or default_directory()) / KNOWN_MISSES_FILE
     if not path.is_file():
         return {}
@@ -309,10 +337,14 @@ def load_known_misses(directory: Path | None = None) -> dict[tuple[str, str, str
     spec = validate_model(KnownMissesSpec, data, smap)
     result: dict[tuple[str, str, str, str], MissSpec] = {}
     problems = []
+    by_system = {d.system: d for d in datasets or []}
     for i, miss in enumerate(spec.misses):
         if miss.key in result:
             problems.append(smap.problem(("misses", i), f"{'/'.join(miss.key)} is listed twice"))
         result[miss.key] = miss
+        wrong = _miss_problem(miss, by_system) if datasets is not None else None
+        if wrong is not None:
+            problems.append(smap.problem(("misses", i, wrong[0]), wrong[1]))
     if problems:
         raise ConfigError(problems)
     return result

@@ -154,8 +154,9 @@ def reproduce(
 ) -> Reproduction:
     """Simulate and score the datasets of ``systems`` (all by default)."""
     started = time.perf_counter()
-    datasets = select(load_datasets(directory), systems)
-    misses = load_known_misses(directory)
+    every = load_datasets(directory)
+    datasets = select(every, systems)
+    misses = load_known_misses(directory, every)
     jobs = _plan(datasets, include_unscored)
     results = simulate(jobs, workers, progress)
     repro = Reproduction([d.system for d in datasets], misses=misses, simulated_points=len(results))
