@@ -715,7 +715,19 @@ def test_a_service_needs_a_sas_cable_to_its_targets(tmp_path) -> None:
     )
     result = run_cli("validate", str(topology))
     assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
-    assert "has no SAS cable to me4084-0.ctrl" in result.stdout, result.stdout
+    assert "has no SAS cable to me4084-0 (add the enclosure to the server's sas: list)" in result.stdout, result.stdout
+
+
+def test_nsd_servers_without_cables_are_one_problem_each_at_the_entry(tmp_path) -> None:
+    # A fuzz review: an NSD entry naming the metadata servers for the data LUNs gave 64 lines (one per
+    # LUN and controller), all at the first RAID group; the mistake is one per server, in the entry.
+    data = '{luns: "me4084-*.vd*", usage: data, servers: [storage0, storage1]}'
+    topology = _variant(tmp_path, "pixstor-large", [(data, data.replace("storage0, storage1", "hdmd0, hdmd1"))])
+    lines = _located(run_cli("validate", str(topology)))
+    cabling = [m for m in lines if "no SAS cable" in m["message"]]
+    assert [m["path"] for m in cabling] == ["filesystem.nsds[0].servers[0]", "filesystem.nsds[0].servers[1]"], lines
+    assert "hdmd0.nsd on hdmd0 serves 32 targets" in cabling[0]["message"]
+    assert "no SAS cable to me4084-0, me4084-1, me4084-2 and 1 more (add the enclosures" in cabling[0]["message"]
 
 
 def test_an_hdd_seek_below_track_to_track_is_refused(tmp_path) -> None:

@@ -184,8 +184,12 @@ class Builder(ServerSteps, ServiceSteps):
                     self.system.client_hcas[name].append(hca)
 
     def check_service_cabling(self) -> None:
-        """A service's server needs a SAS cable to the controller that owns each target it serves."""
+        """A service's server needs a SAS cable to the controller that owns each target it serves.
+
+        One problem per service and controller, with its targets counted: a GPFS NSD entry that names
+        the wrong servers is one mistake, said at that entry's server, not once per LUN at the LUNs."""
         s = self.system
+        uncabled: dict[str, dict[str, list[str]]] = {}  # service -> enclosure -> its targets served
         for service in s.services.values():
             for target in service.targets:
                 group = s.groups.get(target)
@@ -197,11 +201,23 @@ class Builder(ServerSteps, ServiceSteps):
                     for p in s.graph.neighbors(controller)
                 )
                 if not cabled:
-                    self.problem(
-                        self.group_paths.get(target, ("servers",)),
-                        f"{service.name} on {service.server} serves {target}, but {service.server} has no SAS "
-                        f"cable to {controller} (add the enclosure to the server's sas: list)",
-                    )
+                    enclosure = controller.rsplit(".", 1)[0]  # {enclosure}.ctrlA: the sas: list names enclosures
+                    uncabled.setdefault(service.name, {}).setdefault(enclosure, []).append(target)
+        for name, enclosures in uncabled.items():
+            server = s.services[name].server
+            targets = [t for served in enclosures.values() for t in served]
+            path = self.group_paths.get(targets[0], ("servers",))
+            fs = self.spec.filesystem
+            if isinstance(fs, GpfsSpec) and targets[0] in self.nsd_entry:
+                servers = fs.nsds[self.nsd_entry[targets[0]]].servers
+                path = ("filesystem", "nsds", self.nsd_entry[targets[0]], "servers", servers.index(server))
+            what = targets[0] if len(targets) == 1 else f"{len(targets)} targets ({listing(targets)})"
+            where = list(enclosures)
+            self.problem(
+                path,
+                f"{name} on {server} serves {what}, but {server} has no SAS cable to {listing(where)} "
+                f"(add {'the enclosure' if len(where) == 1 else 'the enclosures'} to the server's sas: list)",
+            )
 
     def check_reachability(self) -> None:
         """Every storage and metadata target is reachable from every client through the data path.
