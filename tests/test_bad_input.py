@@ -1486,3 +1486,13 @@ def test_a_templates_mistake_is_given_once_for_all_its_servers(bad_topology) -> 
     lines = [x for x in run_cli("validate", str(path)).stdout.splitlines() if "templates." in x]
     assert len(lines) == 1, lines
     assert "raid_groups: this zone has 3 drives in no RAID group but 0 spares" in lines[0]
+
+
+def test_sizes_in_pagepool_messages_are_written_as_given(tmp_path) -> None:
+    # A fuzz review: a 1 B pagepool was "a 9.53674e-07 MiB pagepool", a 1 PiB one "1.04858e+06 GiB".
+    old = "pagepool: {client: 32 GiB, server: 96 GiB}"
+    topology = _variant(tmp_path, "pixstor-large", [(old, "pagepool: {client: 1 B, server: 1 PiB}")])
+    messages = [m["message"] for m in _located(run_cli("validate", str(topology)))]
+    assert any(m.startswith("a 1 B pagepool cannot hold one 8 MiB file-system block") for m in messages), messages
+    assert any(m.startswith("a 1 PiB pagepool is more than 80% of the ") for m in messages), messages
+    assert not any("e+0" in m or "e-0" in m for m in messages), messages

@@ -237,6 +237,7 @@ def test_ior_verbosity_repeats() -> None:
         ("iozone -i 0 -i 0 -r 4k -s 1g -t 2", "-i", "given twice"),
         # Flags without effect on the model that name a second file or folder (a fuzz review):
         ("iozone -i 0 -r 4k -s 1g -t 2 -F /a /b -F /c /d", "-F", "-F is given twice"),
+        ("iozone -i 0 -r 4k -s 1g -t 2 -I;", "-I;", "unsupported flag -I;"),  # not a bundle of -I and -;
         ("iozone -i 0 -r 4k -s 1g -t 2 -b a.xls -b b.xls", "-b", "given twice (a.xls and b.xls)"),
         ("mpirun -np 2 mdtest -F -C -n 10 -d /a -d /b", "-d", "given twice (/a and /b)"),
         ("iozone -i 0 -r 4k -s -1g -t 2", "-s", "is negative"),

@@ -438,8 +438,8 @@ def check_runnable(system: System, workload: AnyWorkload) -> None:
                         [
                             workload.problem(
                                 "gpfs_pagepool_client",
-                                f"a client pagepool of {pagepool / 2**30:g} GiB is more than 80% of the "
-                                f"{memory / 2**30:g} GiB of {client}: {why}",
+                                f"a client pagepool of {format_bytes(pagepool)} is more than 80% of the "
+                                f"{format_bytes(memory)} of {client}: {why}",
                             )
                         ]
                     )

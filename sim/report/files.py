@@ -28,7 +28,10 @@ def _creatable(folder: Path, path: Path, option: str) -> None:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as exc:
-        raise PfssimError(f"{path}: {option}: cannot write in the folder {existing}: {exc.strerror or exc}") from None
+        raise PfssimError(
+            f"{path}: {option}: cannot write in the folder {existing} (a test file could not be made there: "
+            f"{exc.strerror or exc})"
+        ) from None
 
 
 # What :func:`write_all` adds to a file's name for its temporary twin: a dot before, and a dot

@@ -18,6 +18,7 @@ from sim.config.system import (
     SystemSpec,
     pagepool_too_large,
 )
+from sim.config.units import format_bytes
 from sim.config.yamlio import SourceMap, format_path
 from sim.errors import TopologyError
 from sim.topology.build_base import YamlPath, _Abort, expand_names, listing
@@ -302,7 +303,7 @@ class Builder(ServerSteps, ServiceSteps):
             if size < fs.block_size:
                 self.problem(
                     ("filesystem", "pagepool", side),
-                    f"a {size / 2**20:g} MiB pagepool cannot hold one {fs.block_size / 2**20:g} MiB file-system "
+                    f"a {format_bytes(size)} pagepool cannot hold one {format_bytes(fs.block_size)} file-system "
                     "block (GPFS stages data through the pagepool a block buffer at a time)",
                 )
             for name in names:
@@ -311,7 +312,7 @@ class Builder(ServerSteps, ServiceSteps):
                 if why:
                     self.problem(
                         ("filesystem", "pagepool", side),
-                        f"a {size / 2**30:g} GiB pagepool is more than 80% of the {memory / 2**30:g} GiB of {name} "
+                        f"a {format_bytes(size)} pagepool is more than 80% of the {format_bytes(memory)} of {name} "
                         f"(memory set at {format_path(where)}): {why}",
                     )
                     break

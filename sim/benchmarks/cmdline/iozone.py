@@ -67,6 +67,8 @@ def _unbundle_iozone(token: str) -> list[str] | None:
         if letter in _IOZONE_TAKES_VALUE:
             flags.append("-" + token[i:])  # the value is glued on, or is the next word
             break
+        if letter not in _IOZONE_SWITCH_LETTERS:  # not a bundle: the word is reported as typed (-I;)
+            return None
         flags.append("-" + letter)
     return flags
 
