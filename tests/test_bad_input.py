@@ -1496,3 +1496,14 @@ def test_sizes_in_pagepool_messages_are_written_as_given(tmp_path) -> None:
     assert any(m.startswith("a 1 B pagepool cannot hold one 8 MiB file-system block") for m in messages), messages
     assert any(m.startswith("a 1 PiB pagepool is more than 80% of the ") for m in messages), messages
     assert not any("e+0" in m or "e-0" in m for m in messages), messages
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [("c6420 {i}", "may not contain spaces"), ("c-{i}-{x}", "only placeholder"), ("{0}-{i}", "only placeholder")],
+)
+def test_part_names_are_one_word_with_only_the_index_placeholder(tmp_path, name: str, fragment: str) -> None:
+    # A fuzz review: c-{i}-{x} gave parts named c-0-{x}, and names with spaces were taken.
+    topology = _variant(tmp_path, "beegfs-hdr100", [("name: c6420-{i}", f"name: '{name}'")])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["path"] for m in lines] == ["clients[1].name"] and fragment in lines[0]["message"], lines

@@ -116,6 +116,14 @@ def _component_name(name: str) -> str:
             raise ValueError(
                 f"a part's name may not contain {mark!r}, which {role} in results and errors, got {name!r}"
             )
+    if any(c.isspace() for c in name):
+        raise ValueError(
+            f"a part's name may not contain spaces: it is one piece of a dotted name, which target patterns, "
+            f"results and errors give as one word, got {name!r}"
+        )
+    # A count's names put the index where {i} is; any other brace pair would stay in every name.
+    if any(c in name.replace("{i}", "") for c in "{}"):
+        raise ValueError(f"{{i}} is the only placeholder of a name (the index of a count), got {name!r}")
     return name
 
 
