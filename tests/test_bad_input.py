@@ -1507,3 +1507,22 @@ def test_part_names_are_one_word_with_only_the_index_placeholder(tmp_path, name:
     topology = _variant(tmp_path, "beegfs-hdr100", [("name: c6420-{i}", f"name: '{name}'")])
     lines = _located(run_cli("validate", str(topology)))
     assert [m["path"] for m in lines] == ["clients[1].name"] and fragment in lines[0]["message"], lines
+
+
+def test_a_duplicate_key_is_reported_with_the_files_other_problems(tmp_path) -> None:
+    # A fuzz review: a duplicate key hid every other problem of its file until it was fixed.
+    topology = _variant(tmp_path, "beegfs-hdr100", [("  num_targets: 3\n", "  num_targets: 0\n  chunk_size: 1 MiB\n")])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [(m["path"], m["message"].split(" (")[0]) for m in lines] == [
+        ("filesystem.num_targets", "Input should be greater than or equal to 1"),
+        ("filesystem.chunk_size", "duplicate key 'chunk_size'"),
+    ], lines
+    workload = tmp_path / "pixstor-iozone-seq.yaml"
+    text = (ROOT / "workloads" / "pixstor-iozone-seq.yaml").read_text()
+    workload.write_text(text.replace("fsync: true", "fsync: true\nfsync: false").replace("placement:", "placment:"))
+    lines = _located(run_cli("validate", str(workload)))  # still a workload, and both problems said
+    assert [m["path"] for m in lines] == ["fsync", "placment"], lines
+    # A value whose tag pfssim does not read is said once, not also as the schema's missing value.
+    workload.write_text(text.replace("fsync: true", "fsync: !!binary dHJ1ZQ=="))
+    lines = _located(run_cli("validate", str(workload)))
+    assert [(m["path"], "tag !!binary" in m["message"]) for m in lines] == [("fsync", True)], lines

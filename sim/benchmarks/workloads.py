@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from sim.benchmarks.cmdline import command_mismatches
 from sim.config.load import is_parts_catalogue, is_workload_document, parts_catalogue_problem, validation_problems
 from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, setting_key
-from sim.config.yamlio import SourceMap, load_yaml
+from sim.config.yamlio import SourceMap, load_yaml, with_deferred
 from sim.errors import ConfigError, Problem, WorkloadError
 
 #: The repository's own ``workloads/`` (found when pfssim runs from a checkout or an editable install).
@@ -82,7 +82,7 @@ def load_workload(path: Path) -> AnyWorkload:
     only once they are fixed.
     """
     try:
-        data, smap = load_yaml(path)
+        data, smap = load_yaml(path, lenient=True)  # a duplicate key is reported with the other problems
     except ConfigError as exc:
         raise WorkloadError(exc.problems) from None
     name = data.get("name") if isinstance(data, dict) and not _is_topology(data) else None
@@ -98,9 +98,9 @@ def load_workload(path: Path) -> AnyWorkload:
     try:
         workload = _validate_workload(data, smap)
     except WorkloadError as exc:
-        raise WorkloadError([*exc.problems, *misnamed]) from None
-    if misnamed:
-        raise WorkloadError(misnamed)
+        raise WorkloadError(with_deferred(smap, [*exc.problems, *misnamed])) from None
+    if misnamed or smap.deferred:
+        raise WorkloadError(with_deferred(smap, misnamed))
     return workload
 
 
@@ -203,7 +203,7 @@ def is_workload_file(path: Path) -> bool:
     Unreadable or malformed YAML gives False, so the caller reports it through the topology loader.
     """
     try:
-        data, _ = load_yaml(path)
+        data, _ = load_yaml(path, lenient=True)  # a duplicate key does not make it another kind of file
     except ConfigError:
         return False
     return is_workload_document(data)

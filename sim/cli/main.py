@@ -303,7 +303,7 @@ def _validation_kind(path: Path) -> str | None:
     from sim.validation.dataset import KNOWN_MISSES_FILE
 
     try:
-        data, _ = load_yaml(path)
+        data, _ = load_yaml(path, lenient=True)
     except PfssimError:
         return None  # reported by the topology loader
     if not isinstance(data, dict):

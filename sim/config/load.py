@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from sim.config.parts import PART_KINDS, PART_REFERENCES, Part, merge_fields
 from sim.config.quantities import name_problem
 from sim.config.system import SystemSpec
-from sim.config.yamlio import SourceMap, load_yaml
+from sim.config.yamlio import SourceMap, load_yaml, with_deferred
 from sim.errors import ConfigError, Problem
 
 M = TypeVar("M", bound=BaseModel)
@@ -417,12 +417,12 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
         return catalogue, [Problem(str(directory), None, "", f"cannot read the parts catalogue folder: {exc.strerror}")]
     for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")]):
         try:
-            data, smap = load_yaml(path)
+            data, smap = load_yaml(path, lenient=True)
         except ConfigError as exc:
             problems.extend(exc.problems)
             continue
         catalogue.sources[path.name] = smap.sha256 or ""
-        problems.extend(catalogue.add_document(data, smap))
+        problems.extend(with_deferred(smap, catalogue.add_document(data, smap)))
     return catalogue, problems
 
 
@@ -470,7 +470,7 @@ def parts_catalogue_problem(data: dict[str, Any], smap: SourceMap, instead: str,
 
 def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
-    data, smap = load_yaml(path)
+    data, smap = load_yaml(path, lenient=True)
     if is_parts_catalogue(data):
         # pfssim validate parts/drives.yaml
         remedy = "a topology reads its parts from the parts/ folder beside it, and validating the topology checks them"
@@ -528,7 +528,7 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
         # schema's view of the same entries would say each one twice.
         covered = isinstance(data.get("parts"), dict)
         problems.extend(p for p in exc.problems if not (covered and p.path.startswith(("parts.", "parts["))))
-        raise ConfigError(problems) from None
-    if problems:
-        raise ConfigError(problems)
+        raise ConfigError(with_deferred(smap, problems)) from None
+    if problems or smap.deferred:
+        raise ConfigError(with_deferred(smap, problems))
     return spec, catalogue, smap

@@ -39,6 +39,9 @@ class SourceMap:
     file: str
     lines: dict[PathKey, int] = field(default_factory=dict)
     sha256: str | None = None  # of the bytes parsed (load_yaml), so a result names what it was run from
+    # Problems of a file read ``lenient``ly (load_yaml): duplicate keys, unsupported tags and the like,
+    # whose node was dropped or its first value kept, left for the caller to report with the schema's.
+    deferred: list[Problem] = field(default_factory=list)
 
     def line(self, path: Iterable[str | int]) -> int | None:
         """The line of ``path``, or of its nearest ancestor that exists in the file."""
@@ -309,8 +312,32 @@ def _too_deep_line(text: str) -> int | None:
     return None
 
 
-def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
-    """Parse ``text`` (named ``file`` in messages); raise :class:`ConfigError` if it is not valid YAML."""
+def with_deferred(smap: SourceMap, problems: list[Problem]) -> list[Problem]:
+    """The problems :func:`load_yaml` deferred, then ``problems`` (the schema's and later checks' of
+    the same data), less those that only echo a deferred one: at the same place (a value an
+    unsupported tag dropped) or a required key missing where a key was dropped (a merge key)."""
+    deferred = smap.deferred
+    if not deferred:
+        return problems
+    places = {(p.file, p.path) for p in deferred}
+    return [
+        *deferred,
+        *(
+            p
+            for p in problems
+            if (p.file, p.path) not in places
+            and not (p.message.startswith("missing required key") and (p.file, p.path.rpartition(".")[0]) in places)
+        ),
+    ]
+
+
+def load_yaml_text(text: str, file: str, lenient: bool = False) -> tuple[Any, SourceMap]:
+    """Parse ``text`` (named ``file`` in messages); raise :class:`ConfigError` if it is not valid YAML.
+
+    ``lenient``: problems that leave a usable document (a duplicate key, whose first value is kept; a
+    value with an unsupported tag, dropped) are kept in ``smap.deferred`` instead of raised, so that a
+    caller can report them with the schema's problems in one run (:func:`with_deferred`); a caller
+    that asks for this must raise them itself when nothing else is wrong."""
     smap = SourceMap(file)
     if len(text) > MAX_CHARACTERS:
         raise ConfigError(
@@ -350,8 +377,9 @@ def load_yaml_text(text: str, file: str) -> tuple[Any, SourceMap]:
         raise ConfigError([Problem(file, exc.line, format_path(exc.path), exc.message)]) from None
     except yaml.YAMLError as exc:  # e.g. an unknown tag
         raise ConfigError([_yaml_problem(exc, text, file)]) from None
-    if problems:
+    if problems and not lenient:
         raise ConfigError(problems)
+    smap.deferred = problems
     return data, smap
 
 
@@ -377,8 +405,9 @@ def _yaml_problem(exc: yaml.YAMLError, text: str, file: str) -> Problem:
     return Problem(file, line, "", f"malformed YAML: {reason}" + (f" ({context})" if context else ""))
 
 
-def load_yaml(path: Path) -> tuple[Any, SourceMap]:
-    """Read and parse a YAML file; unreadable files are a :class:`ConfigError` too."""
+def load_yaml(path: Path, lenient: bool = False) -> tuple[Any, SourceMap]:
+    """Read and parse a YAML file; unreadable files are a :class:`ConfigError` too (``lenient``: see
+    :func:`load_yaml_text`)."""
     try:
         # Opening a named pipe waits for a writer, maybe for ever: only regular files are read.
         if path.exists() and not path.is_dir() and not path.is_file():
@@ -401,6 +430,6 @@ def load_yaml(path: Path) -> tuple[Any, SourceMap]:
         raise ConfigError(
             [Problem(str(path), line, "", f"the file is not UTF-8 text (byte 0x{byte} on this line); save it as UTF-8")]
         ) from None
-    data, smap = load_yaml_text(text, str(path))
+    data, smap = load_yaml_text(text, str(path), lenient)
     smap.sha256 = hashlib.sha256(raw).hexdigest()
     return data, smap

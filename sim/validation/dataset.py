@@ -18,7 +18,7 @@ from pydantic import Field, field_validator, model_validator
 from sim.config.load import validate_model
 from sim.config.quantities import Count, Model, Text
 from sim.config.units import Dimension, UnitError, parse_quantity
-from sim.config.yamlio import SourceMap, load_yaml
+from sim.config.yamlio import SourceMap, load_yaml, with_deferred
 from sim.errors import ConfigError, PfssimError, Problem
 from sim.params import PARAMETERS
 from sim.validation.shapes import CheckSpec
@@ -274,11 +274,14 @@ def _cross_check(spec: DatasetSpec, smap: SourceMap, path: Path) -> list[Problem
 
 def load_dataset(path: Path) -> Dataset:
     """Read and check one dataset file; every problem is a located :class:`ConfigError`."""
-    data, smap = load_yaml(path)
-    spec = validate_model(DatasetSpec, data, smap)
+    data, smap = load_yaml(path, lenient=True)  # a duplicate key is reported with the other problems
+    try:
+        spec = validate_model(DatasetSpec, data, smap)
+    except ConfigError as exc:
+        raise ConfigError(with_deferred(smap, exc.problems)) from None
     problems = _cross_check(spec, smap, path)
-    if problems:
-        raise ConfigError(problems)
+    if problems or smap.deferred:
+        raise ConfigError(with_deferred(smap, problems))
     return Dataset(spec, path, smap)
 
 
@@ -333,8 +336,11 @@ def load_known_misses(
     path = (directory or default_directory()) / KNOWN_MISSES_FILE
     if not path.is_file():
         return {}
-    data, smap = load_yaml(path)
-    spec = validate_model(KnownMissesSpec, data, smap)
+    data, smap = load_yaml(path, lenient=True)
+    try:
+        spec = validate_model(KnownMissesSpec, data, smap)
+    except ConfigError as exc:
+        raise ConfigError(with_deferred(smap, exc.problems)) from None
     result: dict[tuple[str, str, str, str], MissSpec] = {}
     problems = []
     by_system = {d.system: d for d in datasets or []}
@@ -345,6 +351,6 @@ def load_known_misses(
         wrong = _miss_problem(miss, by_system) if datasets is not None else None
         if wrong is not None:
             problems.append(smap.problem(("misses", i, wrong[0]), wrong[1]))
-    if problems:
-        raise ConfigError(problems)
+    if problems or smap.deferred:
+        raise ConfigError(with_deferred(smap, problems))
     return result
