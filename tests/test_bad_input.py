@@ -1526,3 +1526,23 @@ def test_a_duplicate_key_is_reported_with_the_files_other_problems(tmp_path) -> 
     workload.write_text(text.replace("fsync: true", "fsync: !!binary dHJ1ZQ=="))
     lines = _located(run_cli("validate", str(workload)))
     assert [(m["path"], "tag !!binary" in m["message"]) for m in lines] == [("fsync", True)], lines
+
+
+def test_unknown_part_and_switch_names_are_said_with_the_schemas_problems(tmp_path) -> None:
+    # A fuzz review: num_targets: 0, an unknown client part and an unknown switch took three rounds of
+    # validate, each showing one problem; they are now said in one.
+    topology = _variant(
+        tmp_path,
+        "beegfs-hdr100",
+        [
+            ("  num_targets: 3", "  num_targets: 0"),
+            ("    part: poweredge-r840", "    part: poweredge-r84"),
+            ("switch: ib}", "switch: ibx}"),
+        ],
+    )
+    lines = _located(run_cli("validate", str(topology)))
+    assert [(m["path"], m["message"]) for m in lines] == [
+        ("clients[0].part", "unknown part 'poweredge-r84': the catalogue has none (did you mean 'poweredge-r840'?)"),
+        ("clients[0].hcas[0].switch", "unknown switch 'ibx' (switches: ib)"),
+        ("filesystem.num_targets", "Input should be greater than or equal to 1"),
+    ], lines
