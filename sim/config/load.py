@@ -278,6 +278,9 @@ class Catalogue:
     invalid: dict[str, set[str]] = field(default_factory=lambda: {kind: set() for kind in PART_KINDS})
     # The catalogue files read, by file name, with the sha256 of the bytes parsed (a result names them).
     sources: dict[str, str] = field(default_factory=dict)
+    # Catalogue files that could not be read at all (malformed YAML, reported): the parts they
+    # define are unknown, so a reference to a missing part is not said to be wrong while one is.
+    unreadable: list[str] = field(default_factory=list)
 
     def get(self, kind: str, name: str) -> CatalogueEntry | None:
         """The entry of ``kind`` called ``name``, or None."""
@@ -335,7 +338,7 @@ class Catalogue:
                     for key in field_path:
                         value = value.get(key) if isinstance(value, dict) else None
                     known = value in self.entries[target_kind] or value in self.invalid[target_kind]
-                    if value is not None and not known:
+                    if value is not None and not known and not self.unreadable:
                         problems.append(
                             entry.smap.problem(
                                 (*entry.path, *field_path),
@@ -420,6 +423,7 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
             data, smap = load_yaml(path, lenient=True)
         except ConfigError as exc:
             problems.extend(exc.problems)
+            catalogue.unreadable.append(path.name)
             continue
         catalogue.sources[path.name] = smap.sha256 or ""
         problems.extend(with_deferred(smap, catalogue.add_document(data, smap)))
@@ -475,6 +479,7 @@ def _reference_problems(data: dict[str, Any], smap: SourceMap, catalogue: Catalo
     topology that took three rounds of validate). A name some kind has is left to the build."""
     parts = {name for kind in PART_KINDS for name in catalogue.names(kind)}
     parts |= {name for kind in PART_KINDS for name in catalogue.invalid[kind]}
+    known_parts = not catalogue.unreadable  # the parts of an unreadable catalogue file are not known
     network = data.get("network")
     declared = network.get("switches") if isinstance(network, dict) else None
     switches = (
@@ -490,7 +495,7 @@ def _reference_problems(data: dict[str, Any], smap: SourceMap, catalogue: Catalo
         if not isinstance(node, dict):
             return
         for key, value in node.items():
-            if key == "part" and isinstance(value, str) and value not in parts:
+            if key == "part" and isinstance(value, str) and known_parts and value not in parts:
                 close = difflib.get_close_matches(value, sorted(parts), n=1, cutoff=0.6)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 problems.append(smap.problem((*path, key), f"unknown part {value!r}: the catalogue has none{hint}"))
