@@ -565,6 +565,7 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
     if isinstance(data.get("parts"), dict):
         problems.extend(catalogue.add_document(data["parts"], smap, ("parts",)))
     problems.extend(catalogue.check_references())
+    spec: SystemSpec | None = None
     try:
         spec = validate_model(SystemSpec, data, smap)
     except ConfigError as exc:
@@ -572,9 +573,9 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
         # schema's view of the same entries would say each one twice.
         covered = isinstance(data.get("parts"), dict)
         problems.extend(p for p in exc.problems if not (covered and p.path.startswith(("parts.", "parts["))))
+    if spec is None or problems or smap.deferred:
+        # The build, which would name unknown parts and switches with their kinds, does not run.
         places = {p.path for p in problems}
         problems.extend(p for p in _reference_problems(data, smap, catalogue) if p.path not in places)
-        raise ConfigError(with_deferred(smap, problems)) from None
-    if problems or smap.deferred:
         raise ConfigError(with_deferred(smap, problems))
     return spec, catalogue, smap
