@@ -302,6 +302,21 @@ def test_beegfs_file_data_goes_chunk_by_chunk_over_the_stripe_targets() -> None:
     assert len(used[2**20]) == 1  # within one chunk: its first target only
 
 
+def test_beegfs_sync_per_file_sends_an_fsync_to_the_targets_of_the_files_data() -> None:
+    # mdtest -y with -w on BeeGFS: the client's FSyncLocalFileMsg to each target the data is on, as
+    # for IOR's -e (a tuning review found -y changing nothing on BeeGFS while it slowed GPFS's creates).
+    system = load_system(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    rates = {}
+    for write in ("0 B", "4 KiB"):
+        for sync in (False, True):
+            workload = _mdtest(write).model_copy(update={"sync": sync})
+            rates[write, sync] = run_point(system, workload, "create", 1, seed=1, precision=TIGHT).value
+    assert rates["0 B", True] == rates["0 B", False]  # nothing written, nothing to sync
+    added = 1 / rates["4 KiB", True] - 1 / rates["4 KiB", False]
+    # One message: the storage service's CPU for it and its round trip on the network.
+    assert value("beegfs_storage_request_cpu_s") < added < value("beegfs_storage_request_cpu_s") + 20e-6
+
+
 def test_gpfs_file_data_is_blocks_round_robin_and_a_subblock_tail() -> None:
     model = _metadata_model(PIXSTOR, _mdtest("20 MiB"))
     pieces = model._data_pieces("c6230-0", model.ctx.streams("test"))

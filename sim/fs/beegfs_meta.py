@@ -21,9 +21,11 @@ What one file operation costs (shared research notes 1.4 and 1.5, from the BeeGF
   files exist. The client is answered before those messages (``tuneEarlyUnlinkResponse``), but the
   worker stays busy until they are done.
 * ``-w``/``-e`` data: written or read in chunk-sized pieces over the file's stripe targets, one
-  stripe set at a time (a file within one chunk is one request to its first target; ``-y`` adds
-  nothing: the write is already a device write in this model). Close then makes the metadata
-  service message every target used (``CloseChunkFileMsg``), and the client waits for it.
+  stripe set at a time (a file within one chunk is one request to its first target). With ``-y``
+  the client then fsyncs the file: one ``FSyncLocalFileMsg`` to every target its data is on
+  (``tuneRemoteFSync``, default true), a storage worker and its CPU each, as IOR's and IOzone's
+  ``-e`` (no drive I/O: the write is already a device write in this model). Close then makes the
+  metadata service message every target used (``CloseChunkFileMsg``), and the client waits for it.
 * Directories (mdtest without ``-F``): mkdir is one request to the parent directory's owner, which
   writes the new dentry and sends ``MkLocalDirMsg`` to the metadata service chosen at random to
   own the new directory (an idle worker there, else its one direct worker; its CPU and one MDT
@@ -438,6 +440,8 @@ class BeeGFSMetadataModel(MetadataModelBase):
             chunks: list[str] | None = None
             if self.write_bytes > 0:
                 chunks = yield from self._file_data(t, client, "write", self.write_bytes, stream)
+                if self.workload.fsync_per_file:  # -y: fsync, as handle() does for -e
+                    yield from self._messages(chunks, stream, client=client)
             yield from self._request(client, service, stream, chunks=chunks)  # close
         elif phase == "read":
             yield from self._request(client, service, stream)  # open
