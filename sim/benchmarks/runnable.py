@@ -104,6 +104,11 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
             if tail == 1.0
             else f"of at least {format_bytes(math.ceil(share / tail / 2**20) * 2**20)}"
         )
+        # With fsync the reads of files that fit their share would be refused next (found in the
+        # pagepool, _check_cached_reads): then only larger files help (a tuning review).
+        advice = f"add fsync (-e), or use {files} {least}"
+        if _cached_read_threads(system, workload, shares):
+            advice = f"use {files} {least} (with fsync alone, the reads would find the {files} in the pagepool)"
         if size <= share:
             what = (
                 f"{each} {'fit' if shared else 'fits'} in its stream's share of the "
@@ -123,7 +128,7 @@ def _check_unflushed_writes(system: System, workload: Workload, fs: GpfsSpec) ->
                 workload.problem(
                     "fsync",
                     f"{at_threads(small)} {what}, which pfssim does not model (it predicts the write-behind "
-                    f"steady state); add fsync (-e), or use {files} {least}",
+                    f"steady state); {advice}",
                 )
             ]
         )
@@ -159,6 +164,18 @@ def _check_stream_buffers(system: System, workload: Workload, fs: GpfsSpec) -> N
         )
 
 
+def _cached_read_threads(system: System, workload: Workload, shares: dict[int, float]) -> list[int]:
+    """The thread counts at which the workload's reads find its files in their stream's share of the
+    client pagepool (``shares``, by thread count): none when it does not read."""
+    if not any(op in ("read", "random_read") for op in workload.ops):
+        return []
+    clients = len(system.clients)
+    # With -C a task reads another node's data, when the tasks are on more than one node and -Q's
+    # offset does not bring any of them back to its own.
+    elsewhere = {t for t in workload.threads if not workload.reads_own_node(t, clients)}
+    return [t for t in workload.threads if workload.file_size_for(t) <= shares[t] and t not in elsewhere]
+
+
 def _check_cached_reads(system: System, workload: Workload, fs: GpfsSpec) -> None:
     """Refuse buffered GPFS reads of files that fit in their stream's share of the client pagepool.
 
@@ -174,11 +191,7 @@ def _check_cached_reads(system: System, workload: Workload, fs: GpfsSpec) -> Non
     if not reads:
         return
     pagepool, shares = _pagepool_shares(system, workload, fs)
-    clients = len(system.clients)
-    # With -C a task reads another node's data, when the tasks are on more than one node and -Q's
-    # offset does not bring any of them back to its own.
-    elsewhere = {t for t in workload.threads if not workload.reads_own_node(t, clients)}
-    cached = [t for t in workload.threads if workload.file_size_for(t) <= shares[t] and t not in elsewhere]
+    cached = _cached_read_threads(system, workload, shares)
     if not cached:
         return
     t = cached[0]
