@@ -238,6 +238,10 @@ def test_ior_verbosity_repeats() -> None:
         # Flags without effect on the model that name a second file or folder (a fuzz review):
         ("iozone -i 0 -r 4k -s 1g -t 2 -F /a /b -F /c /d", "-F", "-F is given twice"),
         ("iozone -i 0 -r 4k -s 1g -t 2 -I;", "-I;", "unsupported flag -I;"),  # not a bundle of -I and -;
+        # Refused with their reason (a tuning review found them only "unsupported"):
+        ("mpirun -np 2 ior -w -t 1m -b 16m -D 30", "-D", "stonewall deadline"),
+        ("mpirun -np 2 ior -w -t 1m -b 16m -D30", "-D", "stonewall deadline"),
+        ("mpirun -np 2 ior -w -t 1m -b 16m -F -u", "-u", "a directory per task"),
         ("iozone -i 0 -r 4k -s 1g -t 2 -b a.xls -b b.xls", "-b", "given twice (a.xls and b.xls)"),
         ("mpirun -np 2 mdtest -F -C -n 10 -d /a -d /b", "-d", "given twice (/a and /b)"),
         ("iozone -i 0 -r 4k -s -1g -t 2", "-s", "is negative"),

@@ -15,17 +15,24 @@ IOR_NO_EFFECT = {
     "-E": "reuses an existing test file instead of removing it first; no effect on the modelled phase",
     "-k": "keeps the test file after the run; no effect on the modelled phase",
     "-g": "adds barriers between open, transfer and close; pfssim starts all tasks together anyway",
+    "-c": "collective I/O, which applies to MPI-IO and HDF5; the POSIX interface pfssim models ignores it",
 }
 IOR_NO_EFFECT_WITH_VALUE = {
     "-d": "delay between repetitions; no effect on the modelled phase",
     "-i": "number of repetitions; pfssim reports the steady state",
     "-o": "test file path; pfssim uses the file system of the topology",
+    "-X": "the random seed of -Z's random task order (which pfssim does not model); nothing without -Z",
 }
 IOR_REFUSED = {
     "-Y": "fsync after every write is not modelled (-e, one fsync as each file is closed, is)",
+    "-D": (
+        "a stonewall deadline stops every task at a set time, so the figure is not set by the last task "
+        "to finish, as pfssim's IOR arithmetic has it; not modelled"
+    ),
+    "-u": "a directory per task changes the timed opens (creates in separate directories); not modelled",
 }
 _IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -z, -e, -C and O_DIRECT"
-_IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", "-Q", *IOR_NO_EFFECT_WITH_VALUE}
+_IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", "-Q", "-D", *IOR_NO_EFFECT_WITH_VALUE}  # -D: refused
 _IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-z", "-C", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
 
 
