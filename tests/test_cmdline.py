@@ -201,7 +201,7 @@ def test_ior_verbosity_repeats() -> None:
         ("mpirun -np 2 ior -w -Y -t 1m -b 1g", "-Y", "fsync after every write"),
         ("mpirun -np 2 ior -w -zF -t 1m -b 1g", "-zF", "reads -zF as -z alone"),
         ("mpirun -np 2 ior -a MPIIO -w -t 1m -b 1g", "-a", "MPIIO"),
-        ("mpirun -np 2 ior -w -D 30 -t 1m -b 1g", "-D", "unsupported flag -D"),
+        ("mpirun -np 2 ior -w -D 30 -t 1m -b 1g", "-D", "stonewall deadline"),
         ("mpirun -np 2 ior -w -t 3m -b 4m", "-b", "multiple of the transfer size"),
         # A transfer larger than the block: 4 MiB divides by 2 MiB, but the block must be the multiple.
         (
