@@ -29,7 +29,7 @@ from sim.validation.dataset import (
     parse_published,
 )
 from sim.validation.document import build_report, render_html, render_markdown, write_report
-from sim.validation.report import point_row, summary_rows, targets_text, to_json
+from sim.validation.report import NOT_CONVERGED_NOTE, point_row, summary_rows, targets_text, to_json
 from sim.validation.run import figure_names, reproduce, select
 from sim.validation.score import ErrorSummary, PointScore, Reproduction, UnscoredRun, compare, curves_of
 from sim.validation.shapes import (
@@ -610,19 +610,21 @@ def test_every_needed_point_was_simulated_once(repro: Reproduction) -> None:
 
 def test_reports_render_from_the_result(repro: Reproduction, tmp_path: Path) -> None:
     bench = repro.benchmarks[0]
+    predicted = [p for c in bench.curves.values() for p in c]
+    predicted[1] = replace(predicted[1], converged=False, not_converged=("precision",))
     repro.unscored = [
-        UnscoredRun(
-            "beegfs-hdr100",
-            "beegfs-hp-iozone-seq",
-            "iozone_seq_nn",
-            "not in the data",
-            curves_of([p for c in bench.curves.values() for p in c]),
-        )
+        UnscoredRun("beegfs-hdr100", "beegfs-hp-iozone-seq", "iozone_seq_nn", "not in the data", curves_of(predicted))
     ]
     try:
         written = write_report(repro, tmp_path / "out.md")
         text = written[0].read_text()
         assert "prediction, not scored" in text and "## Misses and why" in text and "## Model parameters" in text
+        # An unscored prediction that is not converged is marked as in pfssim run's tables (a review
+        # found unscored points at +-8% with no mark anywhere), in the report and the JSON alike.
+        unscored = text.split("prediction, not scored")[-1]
+        assert unscored.count(" * |") == 1 and NOT_CONVERGED_NOTE in unscored
+        points = to_json(repro)["unscored"][0]["points"]
+        assert [(p["converged"], p["not_converged"]) for p in points].count((False, ["precision"])) == 1
         figures = [p.name for p in written[1:]]
         assert f"out-{bench.system}-{bench.benchmark}.png" in figures
         assert f"](out-{bench.system}-{bench.benchmark}.png)" in text

@@ -17,16 +17,18 @@ from pathlib import Path
 from sim import __version__
 from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_all
-from sim.report.run import bottleneck_text, format_value
+from sim.report.run import bottleneck_text
 from sim.validation.figures import benchmark_png, unscored_png
 from sim.validation.report import (
     NOT_CONVERGED_NOTE,
     POINT_COLUMNS,
+    UNSCORED_COLUMNS,
     parameter_rows,
     point_row,
     shape_row,
     summary_rows,
     targets_text,
+    unscored_rows,
 )
 from sim.validation.run import SEED
 from sim.validation.score import BenchmarkScore, Reproduction
@@ -123,19 +125,9 @@ def build_report(repro: Reproduction) -> list[Block]:
             blocks.append(Heading(3, f"{run.system}: {run.workload} - prediction, not scored"))
             blocks.append(Paragraph(run.why))
             blocks.append(Figure(f"{run.system}-{run.workload}", unscored_png(run), f"{run.workload}, predicted"))
-            rows = [
-                {
-                    "op": op,
-                    "threads": str(p.threads),
-                    "predicted": format_value(p.value, p.unit, p.benchmark),
-                    "95% interval": f"{format_value(p.ci_low, p.unit, p.benchmark)} - "
-                    f"{format_value(p.ci_high, p.unit, p.benchmark)}",
-                    "bottleneck": bottleneck_text(p.bottleneck, p.bottleneck_utilization),
-                }
-                for op, curve in run.curves.items()
-                for p in curve
-            ]
-            blocks.append(_table(rows, ["op", "threads", "predicted", "95% interval", "bottleneck"]))
+            blocks.append(_table(unscored_rows(run), UNSCORED_COLUMNS))
+            if any(not p.converged for curve in run.curves.values() for p in curve):
+                blocks.append(Paragraph(NOT_CONVERGED_NOTE))
     blocks.append(Heading(2, "Model parameters"))
     blocks.append(Paragraph("Every number the model uses that is not in a topology or a part (sim/params.py)."))
     blocks.append(_table(parameter_rows(), ["name", "value", "unit", "meaning", "source", "fitted on"]))

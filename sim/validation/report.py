@@ -18,7 +18,7 @@ from sim.benchmarks.driver import limit_of
 from sim.params import PARAMETERS
 from sim.report.run import bottleneck_text, format_value, interval_text
 from sim.validation.run import SEED
-from sim.validation.score import ErrorSummary, PointScore, Reproduction, ShapeScore
+from sim.validation.score import ErrorSummary, PointScore, Reproduction, ShapeScore, UnscoredRun
 
 #: ``pfssim reproduce --json`` schema: 1 - first release; 2 - ``limit`` ("capacity" or "latency",
 #: see ``sim.benchmarks.driver.limit_of``) beside each bottleneck, and the unscored points'
@@ -29,7 +29,7 @@ SCHEMA_VERSION = 3
 #: The legend of a scored row whose prediction is not converged.
 NOT_CONVERGED_NOTE = (
     "* a prediction that is not converged, as pfssim run marks it (its interval is wider than the "
-    "precision, or it did not outlast a start; pfssim run --json of its workload says why)"
+    "precision, or it did not outlast a start; --json gives each such point's not_converged codes)"
 )
 #: The issue's accuracy targets over all scored points.
 TARGET_MEDIAN_ABS_ERROR = 0.05
@@ -86,6 +86,26 @@ def point_row(score: PointScore) -> dict[str, str]:
         "fitted": score.point.fitted or "",
         "why": score.known_miss.why.strip() if (score.known_miss and not score.within) else "",
     }
+
+
+UNSCORED_COLUMNS = ["op", "threads", "predicted", "95% CI", "bottleneck"]
+
+
+def unscored_rows(run: UnscoredRun) -> list[dict[str, str]]:
+    """The rows of an unscored prediction, as the run tables print them: a not converged point's
+    interval marked ``*`` (its points are predictions a reader may act on, as much as scored ones)."""
+    return [
+        {
+            "op": op,
+            "threads": str(p.threads),
+            "predicted": format_value(p.value, p.unit, p.benchmark),
+            "95% CI": interval_text(p.value, p.ci_low, p.ci_high) + ("" if p.converged else " *"),
+            "bottleneck": bottleneck_text(p.bottleneck, p.bottleneck_utilization)
+            + f" ({p.bottleneck_utilization:.0%})",
+        }
+        for op, curve in run.curves.items()
+        for p in curve
+    ]
 
 
 def shape_row(shape: ShapeScore) -> dict[str, str]:
@@ -233,6 +253,8 @@ def _point_json(score: PointScore) -> dict[str, Any]:
         "note": point.note,
         "fitted": point.fitted,
         "known_miss": score.known_miss.why.strip() if score.known_miss else None,
+        "converged": c.converged,
+        "not_converged": list(c.not_converged),
     }
 
 
@@ -300,6 +322,8 @@ def to_json(repro: Reproduction) -> dict[str, Any]:
                         "bottleneck": p.bottleneck,
                         "bottleneck_utilization": p.bottleneck_utilization,
                         "limit": p.limit,
+                        "converged": p.converged,
+                        "not_converged": list(p.not_converged),
                     }
                     for curve in u.curves.values()
                     for p in curve
@@ -372,19 +396,10 @@ def render_console(repro: Reproduction, console: Console) -> None:
             f"({repro.pending[0].reason})."
         )
     for run in repro.unscored:
-        title = escape(f"{run.system}: {run.workload} - prediction, not scored ({run.why})")
-        table = Table(title=title, title_justify="left")
-        for column in ("op", "threads", "predicted", "bottleneck"):
-            table.add_column(column)
-        for op, curve in run.curves.items():
-            for p in curve:
-                table.add_row(
-                    op,
-                    str(p.threads),
-                    format_value(p.value, p.unit, p.benchmark),
-                    bottleneck_text(p.bottleneck, p.bottleneck_utilization),
-                )
-        console.print(table)
+        title = f"{run.system}: {run.workload} - prediction, not scored ({run.why})"
+        console.print(_rich_table(title, unscored_rows(run), UNSCORED_COLUMNS))
+        if any(not p.converged for curve in run.curves.values() for p in curve):
+            console.print(NOT_CONVERGED_NOTE)
     columns = ["", "median |error|", "max |error|", "points", "out of tolerance", "shapes holding"]
     console.print(_rich_table("Summary", summary_rows(repro), columns))
     console.print(targets_text(repro))

@@ -40,6 +40,7 @@ class Comparison:
     bottleneck: str
     bottleneck_utilization: float
     converged: bool = True  # every point compared is (the run tables' "*" when not)
+    not_converged: tuple[str, ...] = ()  # why not: the codes of the points compared (driver.NOT_CONVERGED)
 
 
 def compare(point: PublishedPoint, curve: Sequence[PointResult]) -> Comparison:
@@ -87,6 +88,7 @@ def compare(point: PublishedPoint, curve: Sequence[PointResult]) -> Comparison:
         bottleneck=worst.bottleneck,
         bottleneck_utilization=worst.bottleneck_utilization,
         converged=all(p.converged for p in chosen),
+        not_converged=tuple(sorted({code for p in chosen for code in p.not_converged})),
     )
 
 
