@@ -1202,7 +1202,8 @@ def test_reproduce_targets_and_counts_are_worded_at_their_limits() -> None:
 
     from sim.validation.report import parameter_rows, summary_row, targets_text
 
-    summary = SimpleNamespace(median_abs_error=0.05, max_abs_error=0.15, n_points=10, n_fitted=2, n_out_of_tolerance=1)
+    errors = {"median_abs_error": 0.05, "max_abs_error": 0.15, "error_range": (-0.04, 0.12)}
+    summary = SimpleNamespace(**errors, n_points=10, n_fitted=2, n_out_of_tolerance=1)
     shapes = [SimpleNamespace(passed=True), SimpleNamespace(passed=False)]
     repro = SimpleNamespace(summary=summary, failed_shapes=shapes[1:], shapes=shapes)
     assert targets_text(repro) == (
@@ -1214,6 +1215,7 @@ def test_reproduce_targets_and_counts_are_worded_at_their_limits() -> None:
         "": "all",
         "median |error|": "5.0%",
         "max |error|": "15.0%",
+        "error range": "-4.0% to +12.0%",  # which way the predictions err (a review)
         "points": "10 + 2 fitted",
         "out of tolerance": "1",
         "shapes holding": "1/2",

@@ -20,8 +20,10 @@ from sim.report.files import check_output_file, write_all
 from sim.report.run import bottleneck_text
 from sim.validation.figures import benchmark_png, unscored_png
 from sim.validation.report import (
+    INTERVALS_NOTE,
     NOT_CONVERGED_NOTE,
     POINT_COLUMNS,
+    SUMMARY_COLUMNS,
     UNSCORED_COLUMNS,
     parameter_rows,
     point_row,
@@ -85,9 +87,8 @@ def build_report(repro: Reproduction) -> list[Block]:
         ),
         Heading(2, "Summary"),
         Paragraph(targets_text(repro)),
-        _table(
-            summary_rows(repro), ["", "median |error|", "max |error|", "points", "out of tolerance", "shapes holding"]
-        ),
+        _table(summary_rows(repro), SUMMARY_COLUMNS),
+        Paragraph(INTERVALS_NOTE),
     ]
     blocks.append(Heading(2, "Points by system and benchmark"))
     for bench in repro.benchmarks:

@@ -31,6 +31,16 @@ NOT_CONVERGED_NOTE = (
     "* a prediction that is not converged, as pfssim run marks it (its interval is wider than the "
     "precision, or it did not outlast a start; --json gives each such point's not_converged codes)"
 )
+#: The summary table's columns (console and report).
+SUMMARY_COLUMNS = ["", "median |error|", "max |error|", "error range", "points", "out of tolerance", "shapes holding"]
+#: What the intervals are, and what they are not (a review: an architect read "+-0.0%" beside a
+#: +11% miss as the prediction's uncertainty).
+INTERVALS_NOTE = (
+    "The 95% intervals are the simulation's own: how precisely it measured the model's steady state "
+    "(seed 1). They do not include the model's error against real systems, which the error column "
+    "measures; its range per benchmark above (over the predicted points) is how far a prediction of a "
+    "like system may be off, and which way."
+)
 #: The issue's accuracy targets over all scored points.
 TARGET_MEDIAN_ABS_ERROR = 0.05
 TARGET_MAX_ABS_ERROR = 0.15
@@ -126,6 +136,9 @@ def summary_row(label: str, summary: ErrorSummary, shapes: Sequence[ShapeScore])
         "": label,
         "median |error|": _pct(summary.median_abs_error, signed=False),
         "max |error|": _pct(summary.max_abs_error, signed=False),
+        "error range": (
+            f"{_pct(summary.error_range[0])} to {_pct(summary.error_range[1])}" if summary.error_range else "-"
+        ),
         "points": f"{summary.n_points} + {summary.n_fitted} fitted" if summary.n_fitted else str(summary.n_points),
         "out of tolerance": str(summary.n_out_of_tolerance),
         "shapes holding": f"{sum(1 for s in shapes if s.passed)}/{len(shapes)}",
@@ -217,6 +230,7 @@ def _summary_json(summary: ErrorSummary) -> dict[str, Any]:
         "n_points": summary.n_points,
         "n_fitted": summary.n_fitted,
         "n_out_of_tolerance": summary.n_out_of_tolerance,
+        "error_range": list(summary.error_range) if summary.error_range else None,
     }
 
 
@@ -400,9 +414,9 @@ def render_console(repro: Reproduction, console: Console) -> None:
         console.print(_rich_table(title, unscored_rows(run), UNSCORED_COLUMNS))
         if any(not p.converged for curve in run.curves.values() for p in curve):
             console.print(NOT_CONVERGED_NOTE)
-    columns = ["", "median |error|", "max |error|", "points", "out of tolerance", "shapes holding"]
-    console.print(_rich_table("Summary", summary_rows(repro), columns))
+    console.print(_rich_table("Summary", summary_rows(repro), SUMMARY_COLUMNS))
     console.print(targets_text(repro))
+    console.print(INTERVALS_NOTE)
     stale = repro.stale_misses()
     if stale:
         names = ", ".join(f"{m.system}/{m.benchmark}/{m.point or m.shape}" for m in stale)

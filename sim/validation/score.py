@@ -181,11 +181,15 @@ class ErrorSummary:
     n_points: int
     n_out_of_tolerance: int
     n_fitted: int = 0
+    # The lowest and highest signed error of the predicted points: which way the model errs, and by
+    # how much at most, as a reader would widen a prediction of a like system (None with none).
+    error_range: tuple[float, float] | None = None
 
     @classmethod
     def of(cls, points: Sequence[PointScore]) -> ErrorSummary:
         """Summarise ``points`` (None for a median of no predicted point, a maximum of no point)."""
-        errors = [abs(p.error) for p in points if not p.fitted]
+        signed = [p.error for p in points if not p.fitted]
+        errors = [abs(e) for e in signed]
         every = [abs(p.error) for p in points]
         return cls(
             median_abs_error=statistics.median(errors) if errors else None,
@@ -193,6 +197,7 @@ class ErrorSummary:
             n_points=len(errors),
             n_out_of_tolerance=sum(1 for p in points if not p.within),
             n_fitted=sum(1 for p in points if p.fitted),
+            error_range=(min(signed), max(signed)) if signed else None,
         )
 
 
