@@ -1,6 +1,6 @@
 """Figures of a reproduction: one per system x benchmark, predicted curves with their 95% band and the
-published points marked (a filled circle within tolerance, a cross outside); unscored predictions
-get the curves alone, titled as predictions.
+published points marked (:func:`_draw_published`: within or out of tolerance, fitted, with or
+without a published thread count); unscored predictions get the curves alone, titled as predictions.
 """
 
 from __future__ import annotations
@@ -39,30 +39,66 @@ def _axes(ax, curves: dict[str, list[PointResult]]) -> None:  # noqa: ANN001 - m
 
 
 def _draw_published(ax, points: Sequence[PointScore], colours: dict[str, str]) -> None:  # noqa: ANN001
+    """The published points: a circle within tolerance, a cross outside, a square where a model
+    parameter was fitted on the point (its agreement is by construction); filled where the document
+    gives the thread count, hollow where it gives none and the point stands at the prediction it is
+    compared with (the curve's peak, or the middle of the range it is compared over, drawn as a
+    line: dashed within tolerance, dotted outside). A report review found fitted points drawn as
+    validated ones, and placed points as measured there."""
     labelled: set[str] = set()
+
+    def once(label: str) -> str | None:
+        if label in labelled:
+            return None
+        labelled.add(label)
+        return label
+
     for score in points:
         scale, _ = value_scale(score.point.unit, "")  # the divisor alone: the same for every rate
         y = score.published / scale
         colour = colours.get(score.point.op, "black")
-        label = "published, within tolerance" if score.within else "published, out of tolerance"
         used = score.comparison.threads_used
         if len(used) > 1:
-            ax.hlines(y, used[0], used[-1], colors=colour, linestyles="--" if score.within else ":", linewidth=2)
+            ax.hlines(
+                y,
+                used[0],
+                used[-1],
+                colors=colour,
+                linestyles="--" if score.within else ":",
+                linewidth=2,
+                label=once("published, compared with the mean over this range"),
+            )
             x = (used[0] * used[-1]) ** 0.5
         else:
             x = used[0]
-        marker = "o" if score.within else "X"
+        if score.fitted:
+            marker, label = "s", "published, a parameter fitted on it"
+        elif score.within:
+            marker, label = "o", "published, within tolerance"
+        else:
+            marker, label = "X", "published, out of tolerance"
+        stated = score.point.threads is not None
         ax.scatter(
             [x],
             [y],
             marker=marker,
             s=60,
-            color=colour,
-            edgecolors="black",
+            color=colour if stated else "none",
+            edgecolors=colour if not stated else "black",
+            linewidths=1.5,
             zorder=5,
-            label=label if label not in labelled else None,
+            label=once(label),
         )
-        labelled.add(label)
+        if not stated:
+            ax.scatter(
+                [],
+                [],
+                marker="o",
+                s=60,
+                color="none",
+                edgecolors="grey",
+                label=once("hollow: no thread count published, drawn where compared"),
+            )
 
 
 def _png(fig) -> bytes:  # noqa: ANN001 - matplotlib Figure
