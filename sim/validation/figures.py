@@ -27,6 +27,19 @@ def _draw_curves(ax, curves: dict[str, list[PointResult]]) -> dict[str, str]:  #
             x, [p.ci_low / scale for p in curve], [p.ci_high / scale for p in curve], alpha=0.2, color=line.get_color()
         )
         colours[op] = line.get_color()
+        # The hardware ceiling of the clients each point's threads run on, as pfssim run's plots
+        # draw it (bandwidth points carry it; a report review found these plots without one).
+        if all(p.ceiling_Bps for p in curve):
+            ax.step(
+                x,
+                [(p.ceiling_Bps or 0.0) / scale for p in curve],
+                where="mid",
+                linestyle="--",
+                linewidth=1,
+                color=line.get_color(),
+                alpha=0.6,
+                label=f"{op} hardware ceiling (pfssim show, clients used)",
+            )
         ax.set_ylabel(unit)
     ax.grid(True, alpha=0.3)
     return colours
