@@ -531,7 +531,11 @@ class MdtestWorkload(_Placed):
                 "give the files per task: items_per_dir (-I), items (-n), or total_files with items_per_dir",
             )
         elif self.items_per_dir is not None and self.items is not None:
-            raise SettingError("items", "give items_per_dir (-I) or items (-n), not both")
+            raise SettingError(
+                "items",
+                "give items_per_dir (-I) or items (-n), not both: mdtest 1.9 refuses the two together, and later "
+                "versions refuse them with -u and otherwise take them together in a way pfssim does not model",
+            )
         elif self.items is not None and self.items < self.dirs_per_task(1):
             raise SettingError(
                 "items",
