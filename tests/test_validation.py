@@ -428,8 +428,26 @@ def test_known_misses_and_benchmark_keys_must_name_what_the_datasets_have(tmp_pa
     # pfssim validate tells validation files from topologies (it read them as topologies, a fuzz review).
     result = run_cli("validate", str(misses))
     assert result.code == 2 and "misses[0].point: iozone_seq_nn of beegfs-edr-2019 has no point" in result.stdout
+    # A known-misses file under another name is checked itself, the folder's datasets less it.
+    other = folder / "misses-copy.yaml"
+    other.write_text(shipped.replace("point: write-peak\n", "point: write-peek\n", 1))
+    result = run_cli("validate", str(other))
+    assert result.code == 2 and result.stdout.count("\n") == 1 and "has no point 'write-peek'" in result.stdout
+    other.unlink()
     misses.write_text(shipped)
     assert run_cli("validate", str(misses), str(folder / "pixstor-large.yaml")).code == 0
+    # Told apart by their keys, a misspelt one aside (a commit review): a dataset whose system: is
+    # misspelt is still a dataset, a topology with a stray system: still a topology.
+    misspelt = tmp_path / "misspelt.yaml"
+    misspelt.write_text((folder / "pixstor-large.yaml").read_text().replace("\nsystem: ", "\nsytem: ", 1))
+    result = run_cli("validate", str(misspelt))
+    assert result.stdout.split(": ", 1)[1].strip() == "unknown key 'sytem' (did you mean 'system'? it is required)"
+    stray = tmp_path / "topologies" / "stray.yaml"
+    stray.write_text(
+        (tmp_path / "topologies" / "beegfs-hdr100.yaml").read_text().replace("\nname: ", "\nsystem: x\nname: ", 1)
+    )
+    result = run_cli("validate", str(stray))
+    assert result.code == 2 and result.stdout.count("\n") == 1 and "system: unknown key 'system'" in result.stdout
     dataset = folder / "beegfs-high-capacity.yaml"
     dataset.write_text(dataset.read_text().replace("  iozone_random_nn:", "  iozone_random_nnn:", 1))
     with pytest.raises(ConfigError, match="runs iozone_random_nn: name it iozone_random_nn"):

@@ -298,19 +298,16 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _validation_kind(path: Path) -> str | None:
-    """ "dataset" or "known-misses" for the files of validation/ (by their keys), else None."""
+    """What :func:`sim.validation.dataset.validation_kind` makes of a file (None when unreadable:
+    the topology loader reports that)."""
     from sim.config.yamlio import load_yaml
-    from sim.validation.dataset import KNOWN_MISSES_FILE
+    from sim.validation.dataset import validation_kind
 
     try:
         data, _ = load_yaml(path, lenient=True)
     except PfssimError:
-        return None  # reported by the topology loader
-    if not isinstance(data, dict):
         return None
-    if path.name == KNOWN_MISSES_FILE or set(data) == {"misses"}:
-        return "known-misses"
-    return "dataset" if "system" in data and "benchmarks" in data else None
+    return validation_kind(data)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -320,15 +317,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from sim.benchmarks.suite import default_workloads
     from sim.benchmarks.workloads import is_workload_file, load_workload
     from sim.topology.build import load_system
-    from sim.validation.dataset import load_dataset, load_datasets, load_known_misses
+    from sim.validation.dataset import load_dataset, load_datasets, load_known_misses_file
 
     failed = 0
     for path in args.files:
         try:
             kind = _validation_kind(path)
             if kind == "known-misses":
-                # Its entries must name what the folder's datasets have.
-                load_known_misses(path.parent, load_datasets(path.parent))
+                # Its entries must name what the folder's datasets have (the folder's other files).
+                load_known_misses_file(path, load_datasets(path.parent, skip=path))
             elif kind == "dataset":
                 load_dataset(path)
             elif is_workload_file(path):

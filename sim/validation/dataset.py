@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sim.config.load import validate_model
+from sim.config.load import TOPOLOGY_SECTIONS, validate_model
 from sim.config.quantities import Count, Model, Text
 from sim.config.units import Dimension, UnitError, parse_quantity
 from sim.config.yamlio import SourceMap, load_yaml, with_deferred
@@ -206,6 +206,17 @@ class MissSpec(Model):
         return (self.system, self.benchmark, "shape", self.shape or "")
 
 
+def validation_kind(data: Any) -> str | None:
+    """ "dataset" or "known-misses" for a document of validation/ (by its keys, misspelt ones aside),
+    else None: a mapping with a topology's sections is a topology whatever else it holds."""
+    if not isinstance(data, dict) or TOPOLOGY_SECTIONS & data.keys():
+        return None
+    if "misses" in data:
+        return "known-misses"
+    # Keys only a dataset has (a topology has benchmarks: too, a workload document: none of these).
+    return "dataset" if {"system", "document", "transcribed_from", "text", "unscored"} & data.keys() else None
+
+
 class KnownMissesSpec(Model):
     """The schema of ``validation/known-misses.yaml``."""
 
@@ -285,11 +296,16 @@ def load_dataset(path: Path) -> Dataset:
     return Dataset(spec, path, smap)
 
 
-def load_datasets(directory: Path | None = None) -> list[Dataset]:
+def load_datasets(directory: Path | None = None, skip: Path | None = None) -> list[Dataset]:
     """Every dataset of ``directory`` (default: :func:`default_directory`): the systems with published
-    results first, then prediction-only ones."""
+    results first, then prediction-only ones; ``skip``, a file there that is not a dataset (a
+    known-misses file under another name that ``pfssim validate`` was given)."""
     directory = directory or default_directory()
-    files = sorted(p for p in directory.glob("*.yaml") if p.name != KNOWN_MISSES_FILE)
+    files = sorted(
+        p
+        for p in directory.glob("*.yaml")
+        if p.name != KNOWN_MISSES_FILE and not (skip is not None and p.resolve() == skip.resolve())
+    )
     if not files:
         # Installed, pfssim looks in the current folder's validation/ (default_directory): name that one.
         where = Path.cwd() / "validation" if directory == VALIDATION_DIR and not directory.is_dir() else directory
@@ -336,6 +352,13 @@ def load_known_misses(
     path = (directory or default_directory()) / KNOWN_MISSES_FILE
     if not path.is_file():
         return {}
+    return load_known_misses_file(path, datasets)
+
+
+def load_known_misses_file(
+    path: Path, datasets: list[Dataset] | None = None
+) -> dict[tuple[str, str, str, str], MissSpec]:
+    """:func:`load_known_misses` of the file ``path`` (``pfssim validate`` of any such file)."""
     data, smap = load_yaml(path, lenient=True)
     try:
         spec = validate_model(KnownMissesSpec, data, smap)
