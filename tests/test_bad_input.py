@@ -1198,6 +1198,14 @@ def test_a_misspelt_optional_key_is_told_the_key_it_resembles_there(tmp_path) ->
     for file in {m["file"] for m in lines}:
         numbers = [int(m["line"]) for m in lines if m["file"] == file]
         assert numbers == sorted(numbers), lines
+    # In a part's overrides, which are checked merged into the catalogue entry: every key of the
+    # part is a candidate (a commit review found 'seq_wrte' told 'inner_seq_rate').
+    drives = "drives: {part: intel-p4610-3.2tb, count: 12}"
+    overridden = tmp_path / "overrides"
+    overridden.mkdir()
+    topology = _variant(overridden, "beegfs-hdr100", [(drives, drives[:-1] + ", overrides: {seq_wrte: 1.2 GB/s}}")])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["message"] for m in lines] == ["unknown key 'seq_wrte' (did you mean 'seq_write'?)"], lines
     workload = tmp_path / "pixstor-iozone-seq.yaml"
     workload.write_text((ROOT / "workloads" / "pixstor-iozone-seq.yaml").read_text().replace("placement:", "placment:"))
     lines = _located(run_cli("validate", str(workload)))
@@ -1500,7 +1508,12 @@ def test_sizes_in_pagepool_messages_are_written_as_given(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "fragment"),
-    [("c6420 {i}", "may not contain spaces"), ("c-{i}-{x}", "only placeholder"), ("{0}-{i}", "only placeholder")],
+    [
+        ("c6420 {i}", "may not contain spaces"),
+        ("c-{i}-{x}", "only placeholder"),
+        ("{0}-{i}", "only placeholder"),
+        ("c6420-{i}*", "target patterns match with"),  # a commit review: glob characters in a name
+    ],
 )
 def test_part_names_are_one_word_with_only_the_index_placeholder(tmp_path, name: str, fragment: str) -> None:
     # A fuzz review: c-{i}-{x} gave parts named c-0-{x}, and names with spaces were taken.
@@ -1516,6 +1529,15 @@ def test_a_duplicate_key_is_reported_with_the_files_other_problems(tmp_path) -> 
     assert [(m["path"], m["message"].split(" (")[0]) for m in lines] == [
         ("filesystem.num_targets", "Input should be greater than or equal to 1"),
         ("filesystem.chunk_size", "duplicate key 'chunk_size'"),
+    ], lines
+    # A duplicate's first value is the one kept, and its own problem is said too (a commit review).
+    again = tmp_path / "again"
+    again.mkdir()
+    topology = _variant(again, "beegfs-hdr100", [("  num_targets: 3\n", "  num_targets: 0\n  num_targets: 3\n")])
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["message"].split(" (")[0] for m in lines] == [
+        "Input should be greater than or equal to 1",
+        "duplicate key 'num_targets'",
     ], lines
     workload = tmp_path / "pixstor-iozone-seq.yaml"
     text = (ROOT / "workloads" / "pixstor-iozone-seq.yaml").read_text()
@@ -1542,7 +1564,10 @@ def test_unknown_part_and_switch_names_are_said_with_the_schemas_problems(tmp_pa
     )
     lines = _located(run_cli("validate", str(topology)))
     assert [(m["path"], m["message"]) for m in lines] == [
-        ("clients[0].part", "unknown part 'poweredge-r84': the catalogue has none (did you mean 'poweredge-r840'?)"),
+        (
+            "clients[0].part",
+            "unknown part 'poweredge-r84': the catalogue has none (did you mean 'poweredge-r840' or 'poweredge-r740'?)",
+        ),
         ("clients[0].hcas[0].switch", "unknown switch 'ibx' (switches: ib)"),
         ("filesystem.num_targets", "Input should be greater than or equal to 1"),
     ], lines
@@ -1560,3 +1585,14 @@ def test_an_unreadable_catalogue_file_is_said_once_without_its_parts_missing_els
     assert [(m["file"].rsplit("/", 1)[-1], m["message"]) for m in lines] == [
         ("buses.yaml", "malformed YAML: found undefined alias 'nowhere'")
     ], lines
+
+
+def test_a_switch_is_declared_alone_so_its_name_has_no_index(tmp_path) -> None:
+    # A commit review: name: "ib{i}" on a switch (which has no count) made a switch named ib{i}.
+    topology = _variant(
+        tmp_path, "beegfs-hdr100", [("{name: ib, part: mellanox-qm8790}", "{name: 'ib{i}', part: mellanox-qm8790}")]
+    )
+    lines = _located(run_cli("validate", str(topology)))
+    assert [m["path"] for m in lines][:1] == ["network.switches[0].name"] and "declared alone" in lines[0]["message"], (
+        lines
+    )

@@ -193,11 +193,14 @@ def validation_problems(
     smap: SourceMap,
     prefix: tuple[str | int, ...] = (),
     model: type[BaseModel] | None = None,
+    merged: bool = False,
 ) -> list[Problem]:
     """Translate a pydantic :class:`ValidationError` on ``data`` (found at ``prefix``) into problems.
 
     ``model``, the schema ``data`` was validated as, lets an unknown key that resembles one the
-    schema takes there say which (``memroy`` -> did you mean 'memory'?)."""
+    schema takes there say which (``memroy`` -> did you mean 'memory'?), less the keys the mapping
+    already has; ``merged``: ``data`` merges what the user wrote into other fields (a part's
+    overrides into its catalogue entry), so a key it has may not be one the user wrote."""
     problems = []
     seen = set()
     errors = exc.errors()
@@ -233,7 +236,9 @@ def validation_problems(
             message += f" (did you mean {meant[loc]!r}? it is required)"
         elif error["type"] == "extra_forbidden" and model is not None and loc and isinstance(loc[-1], str):
             written = _node(data, _data_path(data, loc[:-1]))
-            free = [key for key in _keys_at(model, loc[:-1]) if not (isinstance(written, dict) and key in written)]
+            free = [
+                key for key in _keys_at(model, loc[:-1]) if merged or not (isinstance(written, dict) and key in written)
+            ]
             close = difflib.get_close_matches(loc[-1], free, n=1, cutoff=0.6)
             if close:
                 message += f" (did you mean {close[0]!r}?)"
@@ -249,12 +254,15 @@ def validation_problems(
     return problems
 
 
-def validate_model(cls: type[M], data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = ()) -> M:
-    """Validate ``data`` as ``cls`` or raise :class:`ConfigError` with located problems."""
+def validate_model(
+    cls: type[M], data: Any, smap: SourceMap, prefix: tuple[str | int, ...] = (), merged: bool = False
+) -> M:
+    """Validate ``data`` as ``cls`` or raise :class:`ConfigError` with located problems (``merged``:
+    see :func:`validation_problems`)."""
     try:
         return cls.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(validation_problems(exc, data, smap, prefix, cls)) from None
+        raise ConfigError(validation_problems(exc, data, smap, prefix, cls, merged)) from None
 
 
 @dataclass(frozen=True)
@@ -369,7 +377,7 @@ class Catalogue:
         if documentary:
             raise ConfigError([smap.problem((*path, "overrides", key), f"{key} {unused[key]}") for key in documentary])
         merged = merge_fields(entry.raw, overrides)
-        part = validate_model(PART_KINDS[kind], merged, smap, (*path, "overrides"))
+        part = validate_model(PART_KINDS[kind], merged, smap, (*path, "overrides"), merged=True)
         # An override may name another part (a bus, a link): it must exist, as in the catalogue.
         problems = []
         for field_path, target_kind in PART_REFERENCES.get(kind, ()):
@@ -482,9 +490,9 @@ def _reference_problems(data: dict[str, Any], smap: SourceMap, catalogue: Catalo
     known_parts = not catalogue.unreadable  # the parts of an unreadable catalogue file are not known
     network = data.get("network")
     declared = network.get("switches") if isinstance(network, dict) else None
-    switches = (
-        {s.get("name") for s in declared if isinstance(s, dict)} if isinstance(declared, list) else None
-    )  # None: the switches themselves are not readable, so nothing is said of references to them
+    names = [s.get("name") if isinstance(s, dict) else None for s in declared] if isinstance(declared, list) else []
+    # None: a switch without a readable name (reported as such), so nothing is said of references to them.
+    switches = set(names) if names and all(isinstance(n, str) for n in names) else None
     problems: list[Problem] = []
 
     def walk(node: Any, path: tuple[str | int, ...]) -> None:
@@ -496,8 +504,9 @@ def _reference_problems(data: dict[str, Any], smap: SourceMap, catalogue: Catalo
             return
         for key, value in node.items():
             if key == "part" and isinstance(value, str) and known_parts and value not in parts:
-                close = difflib.get_close_matches(value, sorted(parts), n=1, cutoff=0.6)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                # Of every kind (the reference's is the build's to know): the likeliest few.
+                close = difflib.get_close_matches(value, sorted(parts), n=2, cutoff=0.6)
+                hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
                 problems.append(smap.problem((*path, key), f"unknown part {value!r}: the catalogue has none{hint}"))
             elif key == "switch" and switches is not None and path[:1] != ("network",):
                 for i, name in enumerate(value if isinstance(value, list) else [value]):

@@ -124,12 +124,24 @@ def _component_name(name: str) -> str:
     # A count's names put the index where {i} is; any other brace pair would stay in every name.
     if any(c in name.replace("{i}", "") for c in "{}"):
         raise ValueError(f"{{i}} is the only placeholder of a name (the index of a count), got {name!r}")
+    # Target patterns (me4084-*.vd[0-3]) match names as shell globs: a name with glob characters
+    # could not be named by one alone.
+    if any(c in name for c in "*?[]"):
+        raise ValueError(f"a part's name may not contain *, ?, [ or ], which target patterns match with, got {name!r}")
+    return name
+
+
+def _one_part_name(name: str) -> str:
+    if "{i}" in name:
+        raise ValueError(f"{{i}} numbers the parts of a count, and this part is declared alone: got {name!r}")
     return name
 
 
 # The name (or name pattern) of a server, client, enclosure, switch or a part inside them: a Name
 # that is one piece of a dotted name.
 ComponentName = Annotated[Name, AfterValidator(_component_name)]
+# The name of a part declared alone (a fabric switch): no {i}, which only a count fills in.
+SingleComponentName = Annotated[ComponentName, AfterValidator(_one_part_name)]
 
 
 class Model(_BaseModel):

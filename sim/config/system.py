@@ -22,6 +22,7 @@ from sim.config.quantities import (
     Name,
     PartCount,
     ReadAheadSetting,
+    SingleComponentName,
     Size,
     Text,
 )
@@ -240,7 +241,7 @@ class EnclosureSpec(PartRef):
 class SwitchSpec(PartRef):
     """A network switch of the fabric."""
 
-    name: ComponentName
+    name: SingleComponentName
 
 
 class InterSwitchLinks(Model):

@@ -314,19 +314,26 @@ def _too_deep_line(text: str) -> int | None:
 
 def with_deferred(smap: SourceMap, problems: list[Problem]) -> list[Problem]:
     """The problems :func:`load_yaml` deferred, then ``problems`` (the schema's and later checks' of
-    the same data), less those that only echo a deferred one: at the same place (a value an
-    unsupported tag dropped) or a required key missing where a key was dropped (a merge key)."""
+    the same data), less those that only echo a deferred one: at the place of a value the reader
+    could not take (an unsupported tag, a tag's unreadable value, a number in another base), or a
+    required key missing where a merge key (``<<``) was dropped. A duplicate key's first value is
+    kept and checked: its problems are its own."""
     deferred = smap.deferred
     if not deferred:
         return problems
-    places = {(p.file, p.path) for p in deferred}
+    dropped = {
+        (p.file, p.path)
+        for p in deferred
+        if p.message.startswith(("the tag ", "cannot read ")) or "write numbers in decimal" in p.message
+    }
+    merges = {(p.file, p.path) for p in deferred if p.message.startswith("YAML merge keys")}
     return [
         *deferred,
         *(
             p
             for p in problems
-            if (p.file, p.path) not in places
-            and not (p.message.startswith("missing required key") and (p.file, p.path.rpartition(".")[0]) in places)
+            if (p.file, p.path) not in dropped
+            and not (p.message.startswith("missing required key") and (p.file, p.path.rpartition(".")[0]) in merges)
         ),
     ]
 
