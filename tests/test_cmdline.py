@@ -241,6 +241,8 @@ def test_ior_verbosity_repeats() -> None:
         # Refused with their reason (a tuning review found them only "unsupported"):
         ("mpirun -np 2 ior -w -t 1m -b 16m -D 30", "-D", "stonewall deadline"),
         ("mpirun -np 2 ior -w -t 1m -b 16m -D30", "-D", "stonewall deadline"),
+        ("mpirun -np 2 ior -w -t 1m -b 16m -X", "-X", "needs a whole number (a seed) after it"),
+        ("mpirun -np 2 ior -w -t 1m -b 16m -X 1.5", "-X", "got '1.5'"),
         ("mpirun -np 2 ior -w -t 1m -b 16m -F -u", "-u", "a directory per task"),
         ("iozone -i 0 -r 4k -s 1g -t 2 -b a.xls -b b.xls", "-b", "given twice (a.xls and b.xls)"),
         ("mpirun -np 2 mdtest -F -C -n 10 -d /a -d /b", "-d", "given twice (/a and /b)"),
@@ -301,6 +303,10 @@ def test_accepted_flags_parse_and_say_why() -> None:
         same(f"mpirun -np 2 ior -w {flag} -t 1m -b 1g", ior)
     for flag in IOR_NO_EFFECT_WITH_VALUE:
         same(f"mpirun -np 2 ior -w {flag} 3 -t 1m -b 1g", ior)
+    # -X's seed (negative too: IOR varies it per repetition) and -D 0 (no deadline, IOR's default):
+    # a commit review found both refused.
+    for extra in ("-X 42", "-X -5", "-X-5", "-D 0", "-D0"):
+        same(f"mpirun -np 2 ior -w {extra} -t 1m -b 1g", ior)
     for flag in LAUNCHER_NO_EFFECT:
         same(f"mpirun {flag} -np 2 ior -w -t 1m -b 1g", ior)
     for flag in LAUNCHER_NO_EFFECT_WITH_VALUE:

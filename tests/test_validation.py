@@ -419,7 +419,8 @@ def test_known_misses_and_benchmark_keys_must_name_what_the_datasets_have(tmp_pa
     for old, new, where, message in [
         ("system: beegfs-edr-2019\n", "system: beegfs-edr-2099\n", "misses[0].system", "no dataset is for system"),
         ("benchmark: iozone_seq_nn\n", "benchmark: iozone_seq_nnn\n", "misses[0].benchmark", "has no benchmark"),
-        ("point: write-peak\n", "point: write-peek\n", ".point", "has no point 'write-peek'"),
+        ("    op: write\n", "    op: read\n", "misses[0].op", "point write-peak is of write, not read"),
+        ("point: write-peak\n", "point: write-peek\n", ".point", "has no point 'write-peek'"),  # kept below
     ]:
         misses.write_text(shipped.replace(old, new, 1))
         with pytest.raises(ConfigError) as caught:

@@ -187,8 +187,9 @@ class Builder(ServerSteps, ServiceSteps):
     def check_service_cabling(self) -> None:
         """A service's server needs a SAS cable to the controller that owns each target it serves.
 
-        One problem per service and controller, with its targets counted: a GPFS NSD entry that names
-        the wrong servers is one mistake, said at that entry's server, not once per LUN at the LUNs."""
+        One problem per service, with its targets counted and the enclosures it lacks cables to named:
+        a GPFS NSD entry that names the wrong servers is one mistake, said at that entry's server,
+        not once per LUN at the LUNs."""
         s = self.system
         uncabled: dict[str, dict[str, list[str]]] = {}  # service -> enclosure -> its targets served
         for service in s.services.values():

@@ -340,6 +340,13 @@ def _miss_problem(miss: MissSpec, datasets: dict[str, Dataset]) -> tuple[str, st
     ids = [p.id for p in bench.points] if kind == "point" else [s.id for s in bench.shapes]
     if wanted not in ids:
         return kind, f"{miss.benchmark} of {miss.system} has no {kind} {wanted!r} (it has: {', '.join(ids) or 'none'})"
+    # op and threads are for the reader, so they must be the point's own (a commit review).
+    point = next((p for p in bench.points if p.id == wanted), None)
+    if point is not None and miss.op is not None and miss.op != point.op:
+        return "op", f"point {wanted} is of {point.op}, not {miss.op}"
+    if point is not None and miss.threads is not None and miss.threads != point.threads:
+        stated = f"at {point.threads} threads" if point.threads is not None else "without a thread count"
+        return "threads", f"point {wanted} is published {stated}, not at {miss.threads}"
     return None
 
 

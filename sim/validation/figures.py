@@ -90,7 +90,7 @@ def _draw_published(ax, points: Sequence[PointScore], colours: dict[str, str]) -
             marker, label = "o", "published, within tolerance"
         else:
             marker, label = "X", "published, out of tolerance"
-        stated = score.point.threads is not None
+        stated = score.point.threads is not None or score.point.threads_range is not None
         ax.scatter(
             [x],
             [y],

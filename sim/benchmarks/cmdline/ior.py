@@ -21,18 +21,20 @@ IOR_NO_EFFECT_WITH_VALUE = {
     "-d": "delay between repetitions; no effect on the modelled phase",
     "-i": "number of repetitions; pfssim reports the steady state",
     "-o": "test file path; pfssim uses the file system of the topology",
-    "-X": "the random seed of -Z's random task order (which pfssim does not model); nothing without -Z",
 }
+# -X's seed may be negative (IOR then varies it per repetition), so it is read apart from the others.
+IOR_SEED = "the random seed of -Z's random task order (which pfssim does not model); nothing without -Z"
 IOR_REFUSED = {
     "-Y": "fsync after every write is not modelled (-e, one fsync as each file is closed, is)",
-    "-D": (
-        "a stonewall deadline stops every task at a set time, so the figure is not set by the last task "
-        "to finish, as pfssim's IOR arithmetic has it; not modelled"
-    ),
     "-u": "a directory per task changes the timed opens (creates in separate directories); not modelled",
 }
 _IOR_MODELS = "pfssim models IOR with -a POSIX, -w/-r, -t, -b, -s, -F, -z, -e, -C and O_DIRECT"
-_IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", "-Q", "-D", *IOR_NO_EFFECT_WITH_VALUE}  # -D: refused
+_IOR_VALUE_FLAGS = {"-a", "-O", "-t", "-b", "-s", "-Q", "-D", "-X", *IOR_NO_EFFECT_WITH_VALUE}
+#: Why a stonewall deadline (-D above 0; 0, IOR's default, sets none) is refused.
+IOR_DEADLINE = (
+    "a stonewall deadline stops every task at a set time, so the figure is not set by the last task to "
+    "finish, as pfssim's IOR arithmetic has it; not modelled (-D 0, IOR's default, sets none)"
+)
 _IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-z", "-C", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
 
 
@@ -123,6 +125,15 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
             offset = cursor.number(token, None, "a whole number", whole_number)
         elif token == "-d":
             whole_number(token, cursor.value(token, None, "a delay in seconds"), minimum=0)
+        elif token == "-D":
+            if whole_number(token, cursor.value(token, None, "a deadline in seconds"), minimum=0):
+                fail(token, IOR_DEADLINE)
+        elif token == "-X":  # a whole number, negative too: the next word even if it starts with '-'
+            seed = cursor.next()
+            if seed is None:
+                fail(token, "-X needs a whole number (a seed) after it")
+            if not re.fullmatch(r"-?\d+", seed):
+                fail(token, f"-X needs a whole number (a seed), got {seed!r}")
         elif re.fullmatch(r"-v+", token) or token in IOR_NO_EFFECT:
             continue  # -v, -vv, ...: verbosity
         elif token in IOR_NO_EFFECT_WITH_VALUE:
