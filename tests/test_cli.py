@@ -654,16 +654,19 @@ def test_the_console_script_starts_in_the_entry_module() -> None:
     assert scripts == {"pfssim": "sim.cli.entry:run"}
 
 
-def test_ctrl_c_stops_a_run_with_a_line_and_exit_130_and_leaves_no_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_stops_a_run_with_a_line_and_exit_130_and_leaves_no_process(tmp_path: Path, workers: int) -> None:
     import signal
     import time
 
     plot = tmp_path / "curves.png"
-    # A run of about half a minute in two worker processes (four runs of a point of about 6 s, so
-    # that no machine finishes it before the signal), interrupted as a terminal's Ctrl-C does:
-    # SIGINT to the whole process group once it is under way.
+    # A run of about half a minute (four runs of a point of about 6 s, so that no machine finishes
+    # it before the signal), interrupted as a terminal's Ctrl-C does: SIGINT to the whole process
+    # group once it is under way. With one worker the simulation runs in the process the signal
+    # stops, and the stop waits for the engine's run to return (sim.engine.core.stop_when_safe).
     args = [sys.executable, "-m", "sim.cli.main", "run", str(ROOT / "topologies" / "beegfs-high-capacity.yaml")]
     args += ["--workload", "beegfs-hc-ior-n1", "--threads", "512", "--replications", "4", "--plot", str(plot)]
+    args += ["--workers", str(workers)]
     # As a terminal's foreground job has it, SIGINT at its default: a suite started as a background
     # job of a script (`bash .ci/run &`) ignores SIGINT, and its children inherit that, so the run
     # would ignore the Ctrl-C this test sends and finish (exit 0), as a background job should.

@@ -20,6 +20,7 @@ from sim.engine.core import (
     Task,
     collector_paused,
     fire,
+    stop_when_safe,
     join,
     on_done,
     succeed_in,
@@ -736,3 +737,19 @@ def test_acquire_first_takes_the_first_pool_to_hand_a_slot_over_and_withdraws_fr
     d.release()
     env.run()
     assert wait.value is c and (c.used, d.used) == (1, 0)
+
+
+def test_a_stop_asked_for_during_a_run_is_raised_when_the_run_returns() -> None:
+    # A signal handler calls stop_when_safe: inside a run the stop waits until the run returns
+    # (compiled device models abort the process on an exception raised into them mid-call: a
+    # newcomer's review), outside it is raised at once.
+    env = Environment()
+    seen: list[float] = []
+    env.timeout(1.0).callbacks.append(lambda _event: stop_when_safe(KeyboardInterrupt()))
+    env.timeout(2.0).callbacks.append(lambda _event: seen.append(env.now))
+    with pytest.raises(KeyboardInterrupt):
+        env.run(until=env.timeout(3.0))
+    assert seen == [2.0] and env.now == 3.0  # the run went on to its end, then stopped
+    env.run(until=env.timeout(1.0))  # the stop was raised once, and is gone
+    with pytest.raises(KeyboardInterrupt):
+        stop_when_safe(KeyboardInterrupt())

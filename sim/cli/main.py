@@ -539,7 +539,17 @@ class _Terminated(BaseException):
 
 
 def _terminated(number: int, _frame: object) -> None:
-    raise _Terminated(number)
+    from sim.engine.core import stop_when_safe
+
+    # Not inside a simulation's event loop, where a compiled device model may be running: see there.
+    stop_when_safe(_Terminated(number))
+
+
+def _interrupted(_number: int, _frame: object) -> None:
+    """Ctrl-C, as Python's own handler raises it, at a point where a run can stop (see above)."""
+    from sim.engine.core import stop_when_safe
+
+    stop_when_safe(KeyboardInterrupt())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -563,6 +573,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # workers with it, no output file begun, no traceback. The caller's handlers come back
         # when main returns (a script or a test calling main keeps its own).
         previous = {number: signal.signal(number, _terminated) for number in (signal.SIGTERM, signal.SIGHUP)}
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not one a caller set
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, _interrupted)
         try:
             code = handlers[args.command](args)
             sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit

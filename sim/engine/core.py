@@ -48,6 +48,28 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: A stop a signal asked for while an :class:`Environment` ran, raised when the run returns.
+_held: list[BaseException] = []
+_running = 0
+
+
+def stop_when_safe(stop: BaseException) -> None:
+    """Raise ``stop`` now or, while an :class:`Environment` runs, as soon as its ``run`` returns:
+    what a signal handler calls instead of raising (Ctrl-C, a ``kill``).
+
+    A signal handler runs between two bytecodes of whatever Python code is running, and its
+    exception comes out there. Inside a run that is often a Python callback called from a device
+    model compiled by mypyc, which does not expect an error at that point: the process aborted with
+    mypyc's "fatal: out of memory" on about a third of the signals a newcomer's review sent to a
+    one-worker run. A run returns after each batch of a point (a fraction of a second), so the stop
+    waits at most that long."""
+    if _running:
+        if not _held:
+            _held.append(stop)
+        return
+    raise stop
+
+
 class Environment(simpy.Environment):
     """A SimPy environment whose ``run(until=event)`` processes events without calling ``step``.
 
@@ -99,7 +121,18 @@ class Environment(simpy.Environment):
         self._queue.clear()
 
     def run(self, until: object = None) -> object:
-        """Process events until ``until`` (an event) has been processed; return its value."""
+        """Process events until ``until`` (an event) has been processed; return its value. A stop
+        a signal asks for meanwhile (:func:`stop_when_safe`) is raised when the run ends."""
+        global _running
+        _running += 1
+        try:
+            return self._run(until)
+        finally:
+            _running -= 1
+            if _held and not _running:
+                raise _held.pop()
+
+    def _run(self, until: object = None) -> object:
         if not isinstance(until, Event):
             return super().run(until)  # type: ignore[arg-type]
         if until.callbacks is None:
