@@ -1351,6 +1351,8 @@ def test_a_topology_without_its_parts_folder_says_where_parts_are_read(tmp_path)
     assert f"{tmp_path / 'parts'}: parts catalogue folder not found (a topology reads its parts from the parts/" in (
         result.stdout
     )
+    # Said once: the parts it names are not each "unknown" too (a newcomer's review found 11 such).
+    assert result.stdout.count("\n") == 1 and "copy the pfssim checkout's topologies/parts/ there" in result.stdout
 
 
 def test_names_are_text_not_markup(bad_topology) -> None:  # noqa: ANN001 - the conftest fixture

@@ -414,17 +414,21 @@ def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
     catalogue = Catalogue()
     problems: list[Problem] = []
     if not directory.is_dir():
+        # Its parts are unknown, not missing: references to them are not reported one by one.
+        catalogue.unreadable.append(str(directory))
         return catalogue, [
             Problem(
                 str(directory),
                 None,
                 "",
-                "parts catalogue folder not found (a topology reads its parts from the parts/ folder beside it)",
+                "parts catalogue folder not found (a topology reads its parts from the parts/ folder beside it: "
+                "copy the pfssim checkout's topologies/parts/ there)",
             )
         ]
     try:
         os.listdir(directory)  # glob() says nothing of a folder it cannot read: it finds no file
     except OSError as exc:
+        catalogue.unreadable.append(str(directory))
         return catalogue, [Problem(str(directory), None, "", f"cannot read the parts catalogue folder: {exc.strerror}")]
     for path in sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")]):
         try:
