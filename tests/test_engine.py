@@ -20,9 +20,9 @@ from sim.engine.core import (
     Task,
     collector_paused,
     fire,
-    stop_when_safe,
     join,
     on_done,
+    stop_when_safe,
     succeed_in,
     when_all,
 )
