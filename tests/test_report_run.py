@@ -115,6 +115,7 @@ def test_a_command_line_swept_over_other_thread_counts_says_which() -> None:
     swept = line.with_threads([1, 16])
     assert "(iozone -i 2 -r 4k -I -s 1g -t 4 -+m hosts, at 1, 16 threads)" in " ".join(_render([], [swept]).split())
     assert "-t 4 -+m hosts)" in " ".join(_render([], [line]).split())  # run at its own -t: the line says it
+    assert "-+m hosts, at 1 thread)" in " ".join(_render([], [line.with_threads([1])]).split())  # not "1 threads"
 
 
 def test_notes_appear_only_when_a_point_needs_them() -> None:

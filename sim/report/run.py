@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-
 import re
 
 from rich.console import Console
@@ -91,7 +90,8 @@ def workload_title(system: str, workload: AnyWorkload) -> str:
         # A line swept over --threads runs other counts than its own -t or -np says.
         own = re.search(rf"(^|\s)(-t|-np)\s+{workload.threads[0]}(\s|$)", workload.command)
         if len(workload.threads) > 1 or not own:
-            title += f", at {', '.join(str(t) for t in workload.threads)} threads"
+            counts = workload.threads
+            title += f", at {', '.join(str(t) for t in counts)} thread{'s' if list(counts) != [1] else ''}"
         title += ")"
     return title
 
