@@ -130,7 +130,7 @@ CASES = {
         "{count: 6, level: 1, members: 2,",
         "{count: 6, level: 1, members: 1000000000,",
         "servers[1].numa[0].raid_groups[0].members",
-        "less than or equal to 100000",
+        "must be at most 100000",
         "members: 1000000000",
     ),
     "a latency no hardware has": (
@@ -208,14 +208,14 @@ CASES = {
         "  num_targets: 3",
         "  num_targets: 1000",
         "filesystem.num_targets",
-        "less than or equal to 256",
+        "must be at most 256",
         "num_targets: 1000",
     ),
     "capacity efficiency above 1": (
         "    value: 0.99",
         "    value: 1.5",
         "filesystem.capacity_efficiency.value",
-        "less than or equal to 1",
+        "must be at most 1",
         "value: 1.5",
     ),
     "HCA cabled to no switch": (
@@ -278,14 +278,14 @@ CASES = {
         "workers: {meta: 24, storage: 32}",
         "workers: {meta: 24, storage: 1000000000000000000}",
         "filesystem.workers.storage",
-        "less than or equal to 100000",
+        "must be at most 100000",
         "workers: {meta: 24",
     ),
     "a connection limit beyond any client": (
         "client: 24}",
         "client: 1000000000000000000}",
         "filesystem.conn_max_internode.client",
-        "less than or equal to 100000",
+        "must be at most 100000",
         "conn_max_internode:",
     ),
     "a service on no interface": (
@@ -581,7 +581,7 @@ def test_bad_read_ahead_setting_is_located(tmp_path) -> None:
             "an 8 MiB block has 32 subblocks (file systems formatted before Spectrum Scale 5.0) or 512",
         ),
         ("inode_size: 4 KiB", "inode_size: 3 KiB", "filesystem.inode_size", "512, 1024 or 4096"),
-        ("metadata_replicas: 2", "metadata_replicas: 4", "filesystem.metadata_replicas", "less than or equal to 3"),
+        ("metadata_replicas: 2", "metadata_replicas: 4", "filesystem.metadata_replicas", "must be at most 3"),
     ],
 )
 def test_impossible_gpfs_settings_are_located(tmp_path, old: str, new: str, path: str, fragment: str) -> None:
@@ -1529,7 +1529,7 @@ def test_a_duplicate_key_is_reported_with_the_files_other_problems(tmp_path) -> 
     topology = _variant(tmp_path, "beegfs-hdr100", [("  num_targets: 3\n", "  num_targets: 0\n  chunk_size: 1 MiB\n")])
     lines = _located(run_cli("validate", str(topology)))
     assert [(m["path"], m["message"].split(" (")[0]) for m in lines] == [
-        ("filesystem.num_targets", "Input should be greater than or equal to 1"),
+        ("filesystem.num_targets", "must be at least 1, got 0"),
         ("filesystem.chunk_size", "duplicate key 'chunk_size'"),
     ], lines
     # A duplicate's first value is the one kept, and its own problem is said too (a commit review).
@@ -1538,7 +1538,7 @@ def test_a_duplicate_key_is_reported_with_the_files_other_problems(tmp_path) -> 
     topology = _variant(again, "beegfs-hdr100", [("  num_targets: 3\n", "  num_targets: 0\n  num_targets: 3\n")])
     lines = _located(run_cli("validate", str(topology)))
     assert [m["message"].split(" (")[0] for m in lines] == [
-        "Input should be greater than or equal to 1",
+        "must be at least 1, got 0",
         "duplicate key 'num_targets'",
     ], lines
     workload = tmp_path / "pixstor-iozone-seq.yaml"
@@ -1571,7 +1571,7 @@ def test_unknown_part_and_switch_names_are_said_with_the_schemas_problems(tmp_pa
             "unknown part 'poweredge-r84': the catalogue has none (did you mean 'poweredge-r840' or 'poweredge-r740'?)",
         ),
         ("clients[0].hcas[0].switch", "unknown switch 'ibx' (switches: ib)"),
-        ("filesystem.num_targets", "Input should be greater than or equal to 1"),
+        ("filesystem.num_targets", "must be at least 1, got 0"),
     ], lines
 
 

@@ -366,7 +366,7 @@ def _line_of(text: str, fragment: str) -> int:
             "record_size",
         ),
         ("file_size: 1 GiB", "file_size: 1 GiB\nmax_file_size: 2 GiB", "max_file_size", "caps an aggregate", "max_"),
-        ("threads: [1, 2]", "threads: [1, 100000]", "threads[1]", "less than or equal to 65536", "threads"),
+        ("threads: [1, 2]", "threads: [1, 100000]", "threads[1]", "must be at most 65536", "threads"),
         (
             "file_size: 1 GiB",
             "file_size: 1 GiB\nstripe:\n  chunk_size: 3 MiB",

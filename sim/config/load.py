@@ -114,6 +114,17 @@ def _message(error: Any) -> str:
     for prefix in ("Value error, ", "Assertion failed, "):
         if message.startswith(prefix):
             message = message[len(prefix) :]
+    bounds = {
+        "greater_than_equal": ("ge", "at least"),
+        "greater_than": ("gt", "more than"),
+        "less_than_equal": ("le", "at most"),
+        "less_than": ("lt", "less than"),
+    }
+    if kind in bounds:  # in the words of pfssim's own checks, not pydantic's "Input should be ..."
+        key, words = bounds[kind]
+        limit = error.get("ctx", {}).get(key)
+        if limit is not None:
+            return f"must be {words} {limit}, got {error.get('input')!r}"
     if kind == "literal_error":
         message += f" (got {error.get('input')!r})"
     elif kind == "union_tag_invalid":  # the input is the whole mapping; the message already names the tag
