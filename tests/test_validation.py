@@ -666,6 +666,14 @@ def test_reports_render_from_the_result(repro: Reproduction, tmp_path: Path) -> 
         repro.unscored = []
 
 
+def test_a_report_of_nothing_scored_does_not_say_everything_passed() -> None:
+    # A newcomer's review: a report of a prediction-only system said every scored point was within
+    # tolerance.
+    blocks = build_report(Reproduction(["beegfs-hdr100"], misses={}, simulated_points=0))
+    text = render_markdown(blocks)[0]
+    assert "Nothing was scored" in text and "Every scored point is within tolerance" not in text
+
+
 def test_cli_end_to_end_on_the_edr_system(tmp_path: Path) -> None:
     result = run_cli("reproduce", "beegfs-edr-2019", "--json", "--plots", str(tmp_path / "plots"))
     data = json.loads(result.stdout)

@@ -45,6 +45,15 @@ def test_malformed_yaml_is_located(text: str, line: int) -> None:
     assert info.value.problems[0].line == line
 
 
+@pytest.mark.parametrize("text", ["a:\n  - b: 1\n   c: 2\n", "a: x\n  b: 3\n"])
+def test_an_indentation_mistake_is_named_as_such(text: str) -> None:
+    # PyYAML's "expected <block end>" and "mapping values are not allowed here" were all a
+    # newcomer saw of a line indented off its siblings.
+    with pytest.raises(ConfigError) as info:
+        load_yaml_text(text, "t.yaml")
+    assert info.value.problems[0].message.endswith("; check this line's indentation against the lines above it")
+
+
 def test_format_path() -> None:
     assert format_path(("servers", 2, "numa", 1, "hca")) == "servers[2].numa[1].hca"
 

@@ -409,7 +409,11 @@ def _yaml_problem(exc: yaml.YAMLError, text: str, file: str) -> Problem:
         return Problem(file, line, "", f"malformed YAML: the character U+{ord(char):04X} is not allowed in YAML")
     reason = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
-    return Problem(file, line, "", f"malformed YAML: {reason}" + (f" ({context})" if context else ""))
+    message = f"malformed YAML: {reason}" + (f" ({context})" if context else "")
+    if "expected <block end>" in reason or "mapping values are not allowed here" in reason:
+        # PyYAML's words for a line indented off its siblings, or a key: value where one cannot start.
+        message += "; check this line's indentation against the lines above it"
+    return Problem(file, line, "", message)
 
 
 def load_yaml(path: Path, lenient: bool = False) -> tuple[Any, SourceMap]:

@@ -149,6 +149,9 @@ def _miss_blocks(repro: Reproduction) -> list[Block]:
     blocks: list[Block] = [Heading(2, "Misses and why")]
     misses = [p for p in repro.points if not p.within]
     failed = repro.failed_shapes
+    if not repro.points and not repro.shapes:
+        blocks.append(Paragraph("Nothing was scored: these systems have no published results here."))
+        return blocks
     if not misses and not failed:
         blocks.append(Paragraph("Every scored point is within tolerance and every shape check holds."))
         return blocks
