@@ -362,3 +362,10 @@ def test_an_interval_is_shown_rounded_up_so_a_wide_one_never_reads_as_within_the
     assert interval_text(3e9, 3e9 * (1 - 0.0166), 3e9 * (1 + 0.0166)) == "± 1.7%"
     assert interval_text(100.0, 99.99, 100.01) == "± 0.0%"  # below 0.05%: as before
     assert interval_text(100.0, 100.0, 100.0) == "± 0.0%"
+
+
+def test_a_latency_bound_points_utilisation_is_never_shown_as_half() -> None:
+    # 0.498 showed as "50%" beside "latency-bound: no part is half busy" (a newcomer's review).
+    from sim.report.run import utilization_text
+
+    assert [utilization_text(u) for u in (0.498, 0.5, 0.304, 0.996, 1.0)] == ["49%", "50%", "30%", "100%", "100%"]

@@ -8,7 +8,7 @@ import re
 from rich.console import Console
 from rich.table import Table
 
-from sim.benchmarks.driver import NOT_CONVERGED, limit_of
+from sim.benchmarks.driver import LATENCY_BOUND_UTILIZATION, NOT_CONVERGED, limit_of
 from sim.benchmarks.result import RunResult
 from sim.config.system import BeeGFSSpec, GpfsSpec
 from sim.config.units import Dimension, format_bytes, format_quantity
@@ -68,6 +68,15 @@ def break_at_dots(text: str, width: int) -> str:
 
 #: The smallest share of a benchmark's time spent in timed opens, fsyncs and closes that gets its own column.
 OPEN_CLOSE_SHOWN = 0.005
+
+
+def utilization_text(utilization: float) -> str:
+    """A utilisation as the tables print it, in whole percent; one below the latency bound is
+    rounded down, so that a latency-bound point never shows its busiest part "50%" busy beside a
+    note saying no part is half busy (0.498 did: a newcomer's review)."""
+    if utilization < LATENCY_BOUND_UTILIZATION:
+        return f"{math.floor(utilization * 100)}%"
+    return f"{utilization:.0%}"
 
 
 def interval_text(value: float, low: float, high: float) -> str:
@@ -155,7 +164,7 @@ def render_run(result: RunResult, console: Console) -> None:
                 bottleneck_text(
                     point.bottleneck, point.bottleneck_utilization, point.replications, point.bottleneck_runs
                 ),
-                f"{point.bottleneck_utilization:.0%}",
+                utilization_text(point.bottleneck_utilization),
             ]
             if last_task:
                 factor = point.last_task_factor

@@ -16,7 +16,7 @@ from rich.table import Table
 from sim import __version__
 from sim.benchmarks.driver import limit_of
 from sim.params import PARAMETERS
-from sim.report.run import bottleneck_text, format_value, interval_text
+from sim.report.run import bottleneck_text, format_value, interval_text, utilization_text
 from sim.validation.run import SEED
 from sim.validation.score import ErrorSummary, PointScore, Reproduction, ShapeScore, UnscoredRun
 
@@ -85,7 +85,8 @@ def point_row(score: PointScore) -> dict[str, str]:
         # What the run tables show beside a prediction: its interval and what holds it (of the
         # chosen points, the busiest; a mean over several thread counts has their mean interval).
         "95% CI": interval_text(c.predicted, c.ci_low, c.ci_high) + ("" if c.converged else " *"),
-        "bottleneck": f"{bottleneck_text(c.bottleneck, c.bottleneck_utilization)} ({c.bottleneck_utilization:.0%})",
+        "bottleneck": f"{bottleneck_text(c.bottleneck, c.bottleneck_utilization)} "
+        f"({utilization_text(c.bottleneck_utilization)})",
         "error": _pct(score.error),
         "tolerance": f"{score.point.tolerance:.0%}",
         "verdict": verdict,
@@ -111,7 +112,7 @@ def unscored_rows(run: UnscoredRun) -> list[dict[str, str]]:
             "predicted": format_value(p.value, p.unit, p.benchmark),
             "95% CI": interval_text(p.value, p.ci_low, p.ci_high) + ("" if p.converged else " *"),
             "bottleneck": bottleneck_text(p.bottleneck, p.bottleneck_utilization)
-            + f" ({p.bottleneck_utilization:.0%})",
+            + f" ({utilization_text(p.bottleneck_utilization)})",
         }
         for op, curve in run.curves.items()
         for p in curve
