@@ -328,6 +328,16 @@ def test_plot_shows_the_ceiling_and_which_points_are_latency_bound() -> None:
             if drawn:  # hollow exactly when latency-bound
                 assert (to_rgba(drawn.get_markerfacecolor())[3] == 0) == (limit == "latency")
     assert {p.limit for p in result.points} == {"capacity", "latency"}  # both kinds are drawn here
+    # A point that is not converged is ringed, as the tables mark it *, once in the legend.
+    from dataclasses import replace
+
+    assert all(p.converged for p in result.points)
+    result.points = [replace(p, converged=False) if p.threads == 64 else p for p in result.points]
+    ax = figure(result).axes[0]
+    rings = {line.get_gid(): line for line in ax.get_lines() if str(line.get_gid()).endswith("-not-converged")}
+    assert sorted(rings) == ["read-not-converged", "write-not-converged"]
+    assert all(list(line.get_xdata()) == [64] for line in rings.values())
+    assert [line.get_label() for line in ax.get_lines()].count("not converged (*)") == 1
     # A bandwidth axis starts at zero, and threads are written as numbers (1, 64), not powers of two.
     assert ax.get_ylim()[0] == 0
     assert ax.xaxis.get_major_formatter()(64, 0) == "64"

@@ -105,6 +105,7 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
                         gid=f"{op}-{limit}",
                     )
             ax.fill_between(x, [p.ci_low / scale for p in curve], [p.ci_high / scale for p in curve], alpha=0.2)
+            mark_not_converged(ax, curve, scale, op)
             if curve[0].unit == "B/s" and op in ("write", "read"):
                 if not ceilings:
                     summary = summarize(result.system)
@@ -156,6 +157,27 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
         )
     fig.tight_layout()
     return fig
+
+
+def mark_not_converged(ax, curve: list[PointResult], scale: float, op: str) -> None:  # noqa: ANN001 - an Axes
+    """Ring the points that are not converged, as the tables mark them ``*``: a prediction a reader
+    should not take at its interval (a report review found the most striking point of a plot, a
+    fall at 512 threads, unconverged and drawn like the others)."""
+    loose = [p for p in curve if not p.converged]
+    if not loose:
+        return
+    labels = {line.get_label() for line in ax.get_lines()}
+    ax.plot(
+        [p.threads for p in loose],
+        [p.value / scale for p in loose],
+        linestyle="none",
+        marker="o",
+        markersize=11,
+        markerfacecolor="none",
+        color="red",  # given, so that the ring takes no colour of the curves' cycle
+        gid=f"{op}-not-converged",
+        label=None if "not converged (*)" in labels else "not converged (*)",
+    )
 
 
 def _ceiling_steps(result: RunResult, workload: AnyWorkload, x: list[int]) -> list[int]:

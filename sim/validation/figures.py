@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sim.benchmarks.driver import PointResult
 from sim.report.files import write_all
-from sim.report.plot import log_values, thread_axis, value_scale
+from sim.report.plot import log_values, mark_not_converged, thread_axis, value_scale
 from sim.validation.score import BenchmarkScore, PointScore, UnscoredRun
 
 
@@ -27,6 +27,7 @@ def _draw_curves(ax, curves: dict[str, list[PointResult]]) -> dict[str, str]:  #
             x, [p.ci_low / scale for p in curve], [p.ci_high / scale for p in curve], alpha=0.2, color=line.get_color()
         )
         colours[op] = line.get_color()
+        mark_not_converged(ax, curve, scale, op)
         # The hardware ceiling of the clients each point's threads run on, as pfssim run's plots
         # draw it (bandwidth points carry it; a report review found these plots without one).
         if all(p.ceiling_Bps for p in curve):
