@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from sim.benchmarks.cmdline import command_mismatches
 from sim.config.load import is_parts_catalogue, is_workload_document, parts_catalogue_problem, validation_problems
-from sim.config.workload import AnyWorkload, MdtestWorkload, Workload, setting_key
+from sim.config.workload import AnyWorkload, Benchmark, MdtestWorkload, Workload, setting_key
 from sim.config.yamlio import SourceMap, load_yaml, with_deferred
 from sim.errors import ConfigError, Problem, WorkloadError
 
@@ -42,12 +43,22 @@ def workload_dir(topology: Path | None = None) -> Path:
 def _relocate(problem: Problem, data: Any, smap: SourceMap) -> Problem:
     """An IOzone/IOR problem the model could not key (:class:`SettingError`), made useful.
 
-    An unknown ``benchmark`` gets the mdtest choice added, which :class:`Workload` does not list;
+    An unknown ``benchmark`` is told every choice, mdtest's too, which :class:`Workload` does not list;
     "give exactly one of file_size and aggregate_size" is put at whichever of them is written
     (at ``file_size``, the usual one, when neither is)."""
     message = problem.message
     if problem.path == "benchmark" and message.startswith("Input should be"):
-        return Problem(problem.file, problem.line, problem.path, f"{message}; an mdtest workload has benchmark: mdtest")
+        # Every choice in one list, mdtest's too (Workload's own list lacks it), and the likeliest.
+        given = data.get("benchmark") if isinstance(data, dict) else None
+        choices = [*get_args(Benchmark), "mdtest"]
+        close = difflib.get_close_matches(str(given), choices, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return Problem(
+            problem.file,
+            problem.line,
+            problem.path,
+            f"unknown benchmark {given!r}{hint}; it is one of {', '.join(choices)}",
+        )
     if problem.path or not isinstance(data, dict) or not ("file_size" in message and "aggregate_size" in message):
         return problem
     written = [key for key in ("aggregate_size", "file_size") if key in data]
