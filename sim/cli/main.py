@@ -297,17 +297,19 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _validation_kind(path: Path) -> str | None:
-    """What :func:`sim.validation.dataset.validation_kind` makes of a file (None when unreadable:
-    the topology loader reports that)."""
+def _file_kind(path: Path) -> str:
+    """ "known-misses", "dataset", "workload" or "topology": what a file given to ``validate`` is, by
+    its keys (:func:`sim.validation.dataset.validation_kind`, :func:`sim.config.load.is_workload_document`),
+    read once; a file that cannot be read goes to the topology loader, which reports why."""
+    from sim.config.load import is_workload_document
     from sim.config.yamlio import load_yaml
     from sim.validation.dataset import validation_kind
 
     try:
         data, _ = load_yaml(path, lenient=True)
     except PfssimError:
-        return None
-    return validation_kind(data)
+        return "topology"
+    return validation_kind(data) or ("workload" if is_workload_document(data) else "topology")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -315,20 +317,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
     validation files (a dataset of published results, known-misses.yaml) are told apart by their keys."""
     from sim.benchmarks.runnable import check_all_runnable
     from sim.benchmarks.suite import default_workloads
-    from sim.benchmarks.workloads import is_workload_file, load_workload
+    from sim.benchmarks.workloads import load_workload
     from sim.topology.build import load_system
     from sim.validation.dataset import load_dataset, load_datasets, load_known_misses_file
 
     failed = 0
     for path in args.files:
         try:
-            kind = _validation_kind(path)
+            kind = _file_kind(path)
             if kind == "known-misses":
                 # Its entries must name what the folder's datasets have (the folder's other files).
                 load_known_misses_file(path, load_datasets(path.parent, skip=path))
             elif kind == "dataset":
                 load_dataset(path)
-            elif is_workload_file(path):
+            elif kind == "workload":
                 load_workload(path)
             else:
                 system = load_system(path)

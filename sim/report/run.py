@@ -13,6 +13,7 @@ from sim.benchmarks.result import RunResult
 from sim.config.system import BeeGFSSpec, GpfsSpec
 from sim.config.units import Dimension, format_bytes, format_quantity
 from sim.config.workload import AnyWorkload, Workload
+from sim.topology.build_base import listing
 from sim.topology.model import System
 
 
@@ -245,7 +246,7 @@ def render_run(result: RunResult, console: Console) -> None:
     behind = sorted({(p.bottleneck, name) for p in result.points for name in p.full_behind})
     if behind:
         pairs = [f"{name} behind {pool}" for pool, name in behind]
-        shown = ", ".join(pairs[:3]) + (f" and {len(pairs) - 3} more" if len(pairs) > 3 else "")
+        shown = listing(pairs)
         console.print(
             f"as full behind a named pool: {shown}: a request holding a slot of the named pool found one "
             "of the pool behind it free, so that pool holds the rate too; more slots in the named pool "
@@ -261,7 +262,7 @@ def render_run(result: RunResult, console: Console) -> None:
         }
     )
     if busier:
-        shown = ", ".join(busier[:3]) + (f" and {len(busier) - 3} more" if len(busier) > 3 else "")
+        shown = listing(busier)
         console.print(
             f"busier than the bottleneck but not named: {shown}: drives behind a write-back cache (an "
             "array's, or an SSD's own buffer) that keeps up write what arrives behind the requests, and "

@@ -213,8 +213,8 @@ def validation_kind(data: Any) -> str | None:
         return None
     if "misses" in data:
         return "known-misses"
-    # Keys only a dataset has (a topology has benchmarks: too, a workload document: none of these).
-    return "dataset" if {"system", "document", "transcribed_from", "text", "unscored"} & data.keys() else None
+    # Keys only a dataset has (a topology has benchmarks: too, a workload document none of these).
+    return "dataset" if (DatasetSpec.model_fields.keys() - {"benchmarks"}) & data.keys() else None
 
 
 class KnownMissesSpec(Model):
