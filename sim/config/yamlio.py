@@ -42,6 +42,11 @@ class SourceMap:
     # Problems of a file read ``lenient``ly (load_yaml): duplicate keys, unsupported tags and the like,
     # whose node was dropped or its first value kept, left for the caller to report with the schema's.
     deferred: list[Problem] = field(default_factory=list)
+    # Of those, the places (formatted paths) of values the reader could not take (dropped, or kept
+    # as the text a number was written as), and of mappings whose merge key (<<) it dropped: the
+    # schema's problems there only echo them (with_deferred).
+    dropped: set[str] = field(default_factory=set)
+    merges: set[str] = field(default_factory=set)
 
     def line(self, path: Iterable[str | int]) -> int | None:
         """The line of ``path``, or of its nearest ancestor that exists in the file."""
@@ -131,6 +136,7 @@ def _scalar(
         if problems is None or smap is None:
             raise
         problems.append(Problem(smap.file, node.start_mark.line + 1, format_path(path), _unreadable(node, exc)))
+        smap.dropped.add(format_path(path))
         raise _BadScalar from None
 
 
@@ -193,6 +199,7 @@ def _construct(
             # An explicit tag (!!set, !!omap, !!python/...) asks for a type pfssim does not read.
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             problems.append(smap.problem(path, f"the tag {tag} is not supported; write a plain mapping or list"))
+            smap.dropped.add(format_path(path))
             return None
         open_nodes.add(id(node))
         try:
@@ -206,6 +213,7 @@ def _construct(
         # !!binary would turn into its decoded text, a timestamp into a date.
         tag = node.tag.replace("tag:yaml.org,2002:", "!!")
         problems.append(smap.problem(path, f"the tag {tag} is not supported; write a plain value"))
+        smap.dropped.add(format_path(path))
         return None
     plain = isinstance(node, yaml.ScalarNode) and node.style is None  # not quoted
     if plain and node.tag == "tag:yaml.org,2002:str" and _LEGACY_NUMBER.match(node.value):
@@ -216,6 +224,7 @@ def _construct(
                 "hexadecimal and a colon as base 60); quote it if it is meant as text",
             )
         )
+        smap.dropped.add(format_path(path))
     try:
         return _scalar(node, path, smap, problems)
     except _BadScalar:
@@ -244,6 +253,7 @@ def _construct_collection(
                         "share a template)",
                     )
                 )
+                smap.merges.add(format_path(path))
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
                 problems.append(
@@ -318,24 +328,17 @@ def with_deferred(smap: SourceMap, problems: list[Problem]) -> list[Problem]:
     could not take (an unsupported tag, a tag's unreadable value, a number in another base), or a
     required key missing where a merge key (``<<``) was dropped. A duplicate key's first value is
     kept and checked: its problems are its own."""
-    deferred = smap.deferred
-    if not deferred:
+    if not smap.deferred:
         return problems
-    dropped = {
-        (p.file, p.path)
-        for p in deferred
-        if p.message.startswith(("the tag ", "cannot read ")) or "write numbers in decimal" in p.message
-    }
-    merges = {(p.file, p.path) for p in deferred if p.message.startswith("YAML merge keys")}
-    return [
-        *deferred,
-        *(
-            p
-            for p in problems
-            if (p.file, p.path) not in dropped
-            and not (p.message.startswith("missing required key") and (p.file, p.path.rpartition(".")[0]) in merges)
-        ),
-    ]
+
+    def echo(p: Problem) -> bool:
+        if p.file != smap.file:
+            return False
+        return p.path in smap.dropped or (
+            p.message.startswith("missing required key") and p.path.rpartition(".")[0] in smap.merges
+        )
+
+    return [*smap.deferred, *(p for p in problems if not echo(p))]
 
 
 def load_yaml_text(text: str, file: str, lenient: bool = False) -> tuple[Any, SourceMap]:
