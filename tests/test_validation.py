@@ -660,6 +660,15 @@ def test_reports_render_from_the_result(repro: Reproduction, tmp_path: Path) -> 
                 if line.startswith(f"| {miss.system} | {miss.benchmark} | point {miss.point.id} |")
             )
             assert " ".join(miss.known_miss.why.split()).replace("|", "\\|") in row
+        # Where each published number comes from: the document per system, and each point's quote
+        # beside it (an architect's review: the quotes were only in the JSON).
+        sources = text.split("## Published sources")[1].split("## Points by system")[0]
+        datasets = {d.system: d for d in load_datasets(VALIDATION_DIR)}
+        for system in repro.systems:
+            assert f"| {system} | {' '.join(datasets[system].spec.document.split())} |" in sources
+        assert to_json(repro)["documents"] == repro.documents and set(repro.documents) == set(repro.systems)
+        quoted = next(p for p in repro.points if p.point.quote)
+        assert " ".join(quoted.point.quote.split()).replace("|", "\\|") in text.split("## Misses and why")[0]
         blocks = build_report(repro)
         assert render_markdown(blocks)[0].count("|") > 0 and render_html(blocks).startswith("<!DOCTYPE html>")
     finally:

@@ -77,6 +77,11 @@ def _table(rows: Sequence[dict[str, str]], columns: Sequence[str]) -> TableBlock
     return TableBlock(tuple(columns), tuple(tuple(row[c] for c in columns) for row in rows))
 
 
+def _section(title: str, text: str) -> list[Block]:
+    """A second-level heading and its introduction."""
+    return [Heading(2, title), Paragraph(text)]
+
+
 def build_report(repro: Reproduction) -> list[Block]:
     """The report's blocks, in order: summary, per benchmark, misses, shapes, pending, unscored, parameters."""
     blocks: list[Block] = [
@@ -90,6 +95,14 @@ def build_report(repro: Reproduction) -> list[Block]:
         _table(summary_rows(repro), SUMMARY_COLUMNS),
         Paragraph(INTERVALS_NOTE),
     ]
+    if repro.documents:
+        blocks += _section(
+            "Published sources",
+            "Each system's measurements are transcribed, with their quotes, from one published document "
+            "(validation/<system>.yaml; docs/sources.md names the files).",
+        )
+        rows = [{"system": system, "document": document} for system, document in repro.documents.items()]
+        blocks.append(_table(rows, ["system", "document"]))
     blocks.append(Heading(2, "Points by system and benchmark"))
     for bench in repro.benchmarks:
         blocks += _benchmark_blocks(bench)
@@ -115,12 +128,10 @@ def build_report(repro: Reproduction) -> list[Block]:
         ]
         blocks.append(_table(rows, ["system", "benchmark", "id", "op", "threads", "published", "source", "reason"]))
     if repro.unscored:
-        blocks.append(Heading(2, "Unscored predictions (prediction, not scored)"))
-        blocks.append(
-            Paragraph(
-                "Systems and benchmarks whose results are not in the calibration data, run at a reduced set of "
-                "thread counts. These are predictions only: nothing here is compared with a measurement."
-            )
+        blocks += _section(
+            "Unscored predictions (prediction, not scored)",
+            "Systems and benchmarks whose results are not in the calibration data, run at a reduced set of "
+            "thread counts. These are predictions only: nothing here is compared with a measurement.",
         )
         for run in repro.unscored:
             blocks.append(Heading(3, f"{run.system}: {run.workload} - prediction, not scored"))
@@ -138,7 +149,7 @@ def build_report(repro: Reproduction) -> list[Block]:
 def _benchmark_blocks(bench: BenchmarkScore) -> list[Block]:
     blocks: list[Block] = [Heading(3, f"{bench.system}: {bench.benchmark} (workload {bench.workload})")]
     blocks.append(Figure(f"{bench.system}-{bench.benchmark}", benchmark_png(bench), f"{bench.benchmark}"))
-    columns = [*POINT_COLUMNS, "predicted peak", "source", "how", "note"]
+    columns = [*POINT_COLUMNS, "predicted peak", "source", "quote", "how", "note"]
     blocks.append(_table([point_row(p) for p in bench.points], columns))
     if any(not p.comparison.converged for p in bench.points):
         blocks.append(Paragraph(NOT_CONVERGED_NOTE))

@@ -92,6 +92,7 @@ def point_row(score: PointScore) -> dict[str, str]:
         "verdict": verdict,
         "predicted peak": peak,
         "source": score.point.source,
+        "quote": score.point.quote or "",
         "how": c.how,
         "note": score.point.note or "",
         "fitted": score.point.fitted or "",
@@ -280,6 +281,7 @@ def to_json(repro: Reproduction) -> dict[str, Any]:
         "pfssim_version": __version__,
         "seed": SEED,
         "systems": repro.systems,
+        "documents": repro.documents,
         "points": [_point_json(p) for p in repro.points],
         "shapes": [
             {

@@ -159,7 +159,12 @@ def reproduce(
     misses = load_known_misses(directory, every)
     jobs = _plan(datasets, include_unscored)
     results = simulate(jobs, workers, progress)
-    repro = Reproduction([d.system for d in datasets], misses=misses, simulated_points=len(results))
+    repro = Reproduction(
+        [d.system for d in datasets],
+        misses=misses,
+        documents={d.system: " ".join(d.spec.document.split()) for d in datasets},
+        simulated_points=len(results),
+    )
     for dataset in datasets:
         for name, bench in dataset.spec.benchmarks.items():
             if bench.pending is not None or bench.workload is None:

@@ -275,6 +275,8 @@ class Reproduction:
     pending: list[PendingPoint] = field(default_factory=list)
     unscored: list[UnscoredRun] = field(default_factory=list)
     misses: dict[MissKey, MissSpec] = field(default_factory=dict)
+    #: The published document each system's results come from (the dataset's ``document``).
+    documents: dict[str, str] = field(default_factory=dict)
     simulated_points: int = 0
     wall_s: float = 0.0
 
