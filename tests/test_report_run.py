@@ -12,6 +12,7 @@ from rich.console import Console
 from sim.benchmarks.cmdline import parse_command
 from sim.benchmarks.driver import DEFAULT_PRECISION, PointResult
 from sim.benchmarks.result import RunResult
+from sim.benchmarks.workloads import find_workload
 from sim.config.workload import StripeOverride
 from sim.report.run import bottleneck_text, break_at_dots, format_value, render_run
 from sim.topology.build import load_system
@@ -180,8 +181,6 @@ def test_a_workloads_own_striping_over_the_topologys_is_said() -> None:
     # A tuner who changes the topology's chunk_size must see that this workload keeps its own:
     # beegfs-hc-iozone-seq sets 1 target of 1 MiB chunks (beegfs-ctl --setpattern in its document);
     # tiny's file system has 1 target of 2 MiB chunks, so only the chunk size is said.
-    from sim.benchmarks.workloads import find_workload
-
     seq = find_workload("beegfs-hc-iozone-seq")
     text = " ".join(_render([_point(seq, "write", 8, 5.5e9, "B/s")], [seq]).split())
     assert (
@@ -203,6 +202,20 @@ def test_a_stripe_wider_than_the_system_says_how_many_targets_it_gets() -> None:
     text = " ".join(_render([_point(seq, "write", 2, 5.5e9, "B/s")], [seq]).split())
     assert targets == 1
     assert "num_targets 32, 1 used: tiny has 1 target (the topology's 1)" in text
+
+
+def test_a_shared_file_striped_over_fewer_targets_than_the_system_has_says_so() -> None:
+    # An architect's what-if: twice the ME4 arrays gave beegfs-high-capacity's IOR N-1 the same
+    # figures, its workload's stripe of 32 targets leaving the 32 new ones idle, and the note only
+    # said "num_targets 32 (the topology's 1)".
+    ior = find_workload("beegfs-hc-ior-n1")
+    assert ior.shared_file and ior.stripe is not None and ior.stripe.num_targets == 32
+    system = ROOT / "topologies" / "beegfs-high-capacity.yaml"
+    text = " ".join(_render([_point(ior, "write", 16, 20e9, "B/s")], [ior], topology=system).split())
+    assert "num_targets 32 (the topology's" in text and "of beegfs-high-capacity's" not in text  # all 32 used
+    fewer = ior.model_copy(update={"stripe": StripeOverride(num_targets=8, chunk_size=ior.stripe.chunk_size)})
+    text = " ".join(_render([_point(fewer, "write", 16, 20e9, "B/s")], [fewer], topology=system).split())
+    assert "num_targets 8, its one shared file on 8 of beegfs-high-capacity's 32 targets (the topology's" in text
 
 
 def test_a_zero_width_interval_is_explained() -> None:

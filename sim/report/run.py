@@ -121,6 +121,10 @@ def workload_settings(system: System, workload: AnyWorkload) -> list[str]:
             # BeeGFS gives a file fewer targets than asked when the pool has fewer.
             plural = "s" if targets != 1 else ""
             used = f", {targets} used: {system.name} has {targets} target{plural}" if count > targets else ""
+            if count < targets and workload.shared_file:
+                # One file takes one stripe: the other targets stay idle, however many the system
+                # has (an architect's what-if: twice the arrays, the same IOR N-1 figures).
+                used = f", its one shared file on {count} of {system.name}'s {targets} targets"
             said.append(f"num_targets {count}{used} (the topology's {fs.num_targets})")
         if chunk is not None and chunk != fs.chunk_size:
             said.append(f"chunk_size {format_bytes(chunk)} (the topology's {format_bytes(fs.chunk_size)})")
