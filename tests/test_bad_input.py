@@ -1598,3 +1598,46 @@ def test_a_switch_is_declared_alone_so_its_name_has_no_index(tmp_path) -> None:
     assert [m["path"] for m in lines][:1] == ["network.switches[0].name"] and "declared alone" in lines[0]["message"], (
         lines
     )
+
+
+TEMPLATED = "    template: r750-sas\n"  # pixstor-large's first server entry
+
+
+def test_a_cpu_takes_overrides_as_other_parts_do(tmp_path) -> None:
+    # A lecturer's one-core server for an M/M/1 lab: `cpu: {part: ..., overrides: {cores: 1}}` read
+    # "Input should be a valid string" (a server's cpu took a part name only, unlike its drives).
+    from sim.topology.build import load_system
+
+    path = _variant(
+        tmp_path,
+        "pixstor-large",
+        [
+            (TEMPLATED, TEMPLATED + "    cpu: {part: xeon-gold-6330, overrides: {cores: 2}}\n"),
+            ("    cpu: xeon-gold-6230\n", "    cpu: {part: xeon-gold-6230, overrides: {cores: 4}}\n"),
+        ],
+    )
+    system = load_system(path)
+    assert {system.zone_cores[zone] for zone in system.zone_cores if zone.startswith("storage")} == {2}
+    assert {cores for client, cores in system.client_cores.items() if client.startswith("c6230")} == {2 * 4}
+
+
+@pytest.mark.parametrize(
+    ("cpu", "message"),
+    [
+        (
+            "{part: xeon-gold-6330, overides: {cores: 1}}",
+            "cpu.overides: unknown key 'overides' (did you mean 'overrides'?)",
+        ),  # noqa: E501
+        ("{part: 7}", "cpu.part: expected text, got a number (7); put it in quotes to keep it as written"),
+        ("{overrides: {cores: 1}}", "cpu.part: missing required key 'part'"),
+        ("[xeon-gold-6330]", "cpu: expected text or a mapping ({part: ...}), got a list"),
+        ("{part: xeon-gold-6330, overrides: {cores: 0}}", "cpu.overrides.cores: must be at least 1, got 0"),
+    ],
+)
+def test_a_cpu_given_wrong_gets_one_problem_in_pfssims_words(tmp_path, cpu: str, message: str) -> None:
+    # A part name or a part with overrides: pydantic reports both of the union's members, and each
+    # of its problems once said "Input should be a valid string" beside the real one.
+    path = _variant(tmp_path, "pixstor-large", [(TEMPLATED, f"{TEMPLATED}    cpu: {cpu}\n")])
+    problems = _located(run_cli("validate", str(path)))
+    assert [f"{m['path']}: {m['message']}" for m in problems] == [f"servers[0].{message}"]
+    assert int(problems[0]["line"]) == _line_of(path.read_text(), f"cpu: {cpu}")

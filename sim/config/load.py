@@ -144,13 +144,11 @@ def _message(error: Any) -> str:
             message = f"expected true or false, got the text {given!r} (in quotes); write it without quotes"
     elif kind == "too_short" and error.get("ctx", {}).get("min_length") == 1:
         message = "needs at least one entry"
-    elif (
-        kind == "string_type"
-        and isinstance(error.get("input"), int | float)
-        and not isinstance(error.get("input"), bool)
-    ):
+    elif kind == "string_type":
         given = error.get("input")
-        message = f"expected text, got a number ({given!r}); put it in quotes to keep it as written"
+        message = f"expected text, got {_kind_of(given)}"
+        if isinstance(given, int | float) and not isinstance(given, bool):
+            message += "; put it in quotes to keep it as written"
     return message
 
 
@@ -224,6 +222,14 @@ def validation_problems(
     for error in errors:
         if error["type"] == "missing" and error["loc"] and isinstance(error["loc"][-1], str):
             missing.setdefault(tuple(error["loc"][:-1]), []).append(error["loc"][-1])
+    # A union of a word and a mapping (a server's ``cpu:``, a part by name or ``{part: ...,
+    # overrides: ...}``): a mapping's problems are its keys', not that it is not a word; a value that
+    # is neither gets one problem saying both (pydantic reports each member's).
+    located = [(_data_path(data, tuple(e["loc"])), e) for e in errors]
+    mapping_types = ("dict_type", "model_type", "model_attributes_type")
+    either = {path for path, e in located if e["type"] in mapping_types} & {
+        path for path, e in located if e["type"] == "string_type"
+    }
     meant: dict[tuple, str] = {}  # unknown key's loc -> the missing key it resembles
     for error in errors:
         loc = tuple(error["loc"])
@@ -241,8 +247,19 @@ def validation_problems(
             continue
         if error["type"] == "missing" and loc and loc[-1] in {k for u, k in meant.items() if u[:-1] == loc[:-1]}:
             continue  # said with the unknown key that is its misspelling
-        path = prefix + _data_path(data, loc)
+        where = _data_path(data, loc)
+        if error["type"] == "string_type" and (
+            where in either
+            or isinstance(error.get("input"), dict)
+            and any(other is not error and at[: len(where)] == where for at, other in located)
+        ):
+            continue  # a word-or-mapping union: said by the mapping's problems (see above)
+        path = prefix + where
         message = _message(error)
+        if error["type"] in mapping_types and where in either:
+            required = _required_keys(error.get("ctx", {}).get("class_name"))
+            shape = f" ({{{', '.join(f'{k}: ...' for k in required)}}})" if required else ""
+            message = f"expected text or a mapping{shape}, got {_kind_of(error.get('input'))}"
         if loc in meant:
             message += f" (did you mean {meant[loc]!r}? it is required)"
         elif error["type"] == "extra_forbidden" and model is not None and loc and isinstance(loc[-1], str):

@@ -184,7 +184,8 @@ class ServerBody(Model):
 
     part: Text | None = None
     role: Text | None = None
-    cpu: Text | None = None
+    # A CPU part by name, or with overrides (``{part: xeon-gold-6148, overrides: {cores: 1}}``).
+    cpu: Text | PartRef | None = None
     memory: Size | None = None
     numa: list[NumaZone] | None = None
     sas: list[SasCabling] | None = None
@@ -207,7 +208,7 @@ class ClientSpec(Model):
     count: PartCount = 1
     start: Index = 0
     part: Text
-    cpu: Text | None = None
+    cpu: Text | PartRef | None = None
     memory: Size | None = None
     cores: PartCount | None = None
     hcas: list[HcaRef] = Field(min_length=1)

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from sim.config.load import Catalogue, load_system_spec
-from sim.config.parts import Cpu, Link, Server, Switch
+from sim.config.parts import Link, Server, Switch
 from sim.config.system import (
     GpfsSpec,
     SystemSpec,
@@ -140,10 +140,7 @@ class Builder(ServerSteps, ServiceSteps):
             try:
                 chassis = self.part("servers", spec.part, {}, path)
                 assert isinstance(chassis, Server)
-                cpu = self.part(
-                    "cpus", spec.cpu or chassis.cpu, {}, path, (*path, "cpu") if spec.cpu else (*path, "part")
-                )
-                assert isinstance(cpu, Cpu)
+                cpu = self.cpu_part(spec.cpu, chassis.cpu, path, (*path, "cpu"), (*path, "part"))
                 names = self.names(spec.name, spec.count, spec.start, path)
             except _Abort:
                 continue

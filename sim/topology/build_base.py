@@ -8,6 +8,7 @@ from typing import Any
 from sim.config.load import Catalogue
 from sim.config.parts import Bus, Cpu, Drive, Hca, Link, Part
 from sim.config.system import (
+    PartRef,
     ServiceSpec,
     SystemSpec,
 )
@@ -111,6 +112,18 @@ class BuilderBase:
         except ConfigError as exc:
             self.problems.extend(exc.problems)
             raise _Abort from None
+
+    def cpu_part(
+        self, given: str | PartRef | None, chassis_cpu: str, path: YamlPath, cpu_path: YamlPath, part_path: YamlPath
+    ) -> Cpu:
+        """The CPU of the node declared at ``path``: ``given`` under its ``cpu:`` (``cpu_path``), a
+        part name or a part with overrides, else its chassis's (named at ``part_path``)."""
+        if isinstance(given, PartRef):
+            cpu = self.part("cpus", given.part, given.overrides, cpu_path)
+        else:
+            cpu = self.part("cpus", given or chassis_cpu, {}, path, cpu_path if given else part_path)
+        assert isinstance(cpu, Cpu)
+        return cpu
 
     def bus(self, name: str) -> Bus:
         """A bus by name (catalogue references were checked on load)."""

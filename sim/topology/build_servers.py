@@ -70,9 +70,7 @@ class ServerSteps(StorageSteps):
             raise _Abort
         chassis = self.part("servers", body.part, {}, origin["part"][:-1], origin["part"])
         assert isinstance(chassis, Server)
-        cpu_name = body.cpu or chassis.cpu
-        cpu = self.part("cpus", cpu_name, {}, path, origin["cpu"] if body.cpu else origin["part"])
-        assert isinstance(cpu, Cpu)
+        cpu = self.cpu_part(body.cpu, chassis.cpu, path, origin["cpu"], origin["part"])
         for s_index, name in enumerate(self.names(pattern, count, start, path)):
             self.build_server(name, s_index, body, chassis, cpu, origin, path)
 
