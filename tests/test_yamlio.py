@@ -278,6 +278,23 @@ def test_an_hdd_inner_rate_above_either_outer_rate_and_a_seek_at_track_to_track_
         Drive.model_validate({**_HDD_FIELDS, "avg_seek": "0.5 ms"})
 
 
+def test_an_hdd_part_may_leave_out_the_random_figures_its_model_does_not_read_and_an_ssd_may_not() -> None:
+    # An architect's 18 TB drive for a what-if was refused until it gave random IOPS and latencies,
+    # which the HDD model derives from its seek curve and rotation (and refuses as overrides).
+    from pydantic import ValidationError
+
+    from sim.config.parts import Drive
+
+    derived = set(Drive.HDD_DERIVED)
+    hdd = Drive.model_validate({k: v for k, v in _HDD_FIELDS.items() if k not in derived})
+    assert all(getattr(hdd, field) is None for field in derived)
+    ssd = {k: v for k, v in _HDD_FIELDS.items() if k not in ("rpm", "avg_seek", "inner_seq_rate")}
+    ssd["kind"] = "sas_ssd"
+    Drive.model_validate(ssd)
+    with pytest.raises(ValidationError, match=r"an SSD needs rand_write_iops, write_latency \(its datasheet"):
+        Drive.model_validate({k: v for k, v in ssd.items() if k not in ("rand_write_iops", "write_latency")})
+
+
 def test_a_published_threads_range_needs_low_below_high() -> None:
     # A plateau over [64, 64] is one point, not a range: refused as [low, high] with low < high.
     from pydantic import ValidationError

@@ -110,10 +110,12 @@ class Drive(Part):
     interface: Interface
     seq_read: Bandwidth
     seq_write: Bandwidth
-    rand_read_iops: Iops
-    rand_write_iops: Iops
-    read_latency: Duration
-    write_latency: Duration
+    # An SSD's random rates and access latencies; an HDD may record its datasheet's, which no model
+    # reads (HDD_DERIVED), and may leave them out.
+    rand_read_iops: Iops | None = None
+    rand_write_iops: Iops | None = None
+    read_latency: Duration | None = None
+    write_latency: Duration | None = None
     parallelism: PartCount | None = None
     rpm: Rotation | None = None
     avg_seek: Duration | None = None
@@ -149,9 +151,12 @@ class Drive(Part):
             extra = [f for f in hdd_fields if getattr(self, f) is not None]
             if extra:
                 raise ValueError(f"{', '.join(extra)} apply to HDDs only, not to kind {self.kind!r}")
+            missing = [f for f in self.HDD_DERIVED if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"an SSD needs {', '.join(missing)} (its datasheet's random figures)")
         for field, random in (("seq_read_latency", "read_latency"), ("seq_write_latency", "write_latency")):
             given = getattr(self, field)
-            if given is not None and given > getattr(self, random):
+            if given is not None and given > (getattr(self, random) or 0.0):
                 # A datasheet prints the sequential latency below the random one (the drive's read-ahead
                 # or write buffer serves it); above it is a swapped pair.
                 raise ValueError(

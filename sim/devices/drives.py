@@ -112,6 +112,9 @@ class SsdDrive:
         self.name = name
         self.engine = Station(env, name, 1)
         self.capacity = part.capacity
+        # An SSD part gives all four (Drive's validator).
+        assert part.read_latency is not None and part.write_latency is not None
+        assert part.rand_read_iops is not None and part.rand_write_iops is not None
         self.latency = {"read": part.read_latency, "write": part.write_latency}
         # Sequential latencies where the part gives them (else the random one: no distinction).
         self.seq_latency = {
