@@ -704,3 +704,22 @@ def test_a_cluster_allocated_writer_gives_the_same_rate_whatever_the_seed() -> N
     # Near the data drives' outer-zone rate (8 x the catalogue's sequential write), not the inner one.
     data_rate = 8 * next(iter(system.drive_parts.values())).seq_write
     assert 0.85 * data_rate < points[0].value < data_rate
+
+
+def test_writes_waiting_for_cache_room_name_the_drives_not_the_queue_holding_them(tmp_path: Path) -> None:
+    """An architect's what-if: RAID6 of 16 drives with 64 KiB stripe units under 8 MiB blocks. The
+    caches fill and writes wait for their read-modify-write destages, the drives 87% busy; every
+    NSD queue is full of threads each holding a write until its cache takes it, and four times the
+    threads per queue changed nothing. The queue used to be named; the drives are."""
+    from sim.benchmarks.driver import POOL_FULL
+
+    system = _pixstor_variant(
+        tmp_path,
+        "      - {count: 8, level: 6, members: 10, interleave: 2, stripe_unit: 512 KiB}\n",
+        "      - {count: 5, level: 6, members: 16, interleave: 1, stripe_unit: 64 KiB}\n",
+        "raid6-16.yaml",
+    )
+    point = run_point(system, find_workload("pixstor-iozone-seq"), "write", 16, seed=1)
+    assert point.bottleneck.endswith(".drives") and point.bottleneck_utilization < POOL_FULL
+    queues = [held for name, held in point.pool_occupancy.items() if name.endswith(".nsd-queue")]
+    assert max(queues) >= POOL_FULL

@@ -384,6 +384,7 @@ class _Mark:
     visits: dict[str, int]
     waits: dict[str, int]  # pools only: acquires that queued
     buffers: dict[str, tuple[int, int]]  # SSD write buffers: (writes, writes that waited for room)
+    cache_waits: dict[str, int]  # ME4 write caches, by virtual disk: writes that waited for room
 
     @classmethod
     def take(cls, env: simpy.Environment, meter: Meter, platform: Platform) -> _Mark:
@@ -400,6 +401,7 @@ class _Mark:
             {name: station.visits for name, station in stations.items()},
             {name: pool.waits for name, pool in platform.pools.items()},
             platform.buffer_counts(),
+            platform.cache_waits_by_lun(),
         )
 
 
@@ -424,6 +426,7 @@ def _utilization(
     consumers: frozenset[str] | set[str] = frozenset(),
     waits0: dict[str, int] | None = None,
     off_path: frozenset[str] | set[str] = frozenset(),
+    waited: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[dict[str, float], str, dict[str, float], tuple[str, ...]]:
     """Utilisation of every station over a window, the bottleneck named from them, the occupancy
     of every pool (mean slots held over its size), and the parts reported off the request path
@@ -438,6 +441,14 @@ def _utilization(
     part with enough visits is half busy and no pool is full. Parts ``off_path`` (the drives
     behind a write-back cache that keeps up, an ME4 array's or an SSD's own buffer: they write out
     what arrives, and no write waits for them) report their utilisation but are not named.
+
+    ``waited``: the virtual disks whose ME4 write caches had writes waiting for room in the window.
+    Such a write waits for the cache's destages, so the drives behind it hold the rate, however
+    far below full their utilisation stays (read-modify-write destages leave members idle while
+    the others finish): a full pool whose holders wait there (the NSD queue threads, each holding
+    a write until the cache takes it) is not named, since more slots add only waiters (an
+    architect's what-if, session 36: RAID6 of 16 drives with 64 KiB stripe units named the NSD
+    queues 100% full, the drives 87% busy, and four times the queue threads changed nothing).
     """
     stations = platform.all_stations()
     utilization = {}
@@ -486,9 +497,15 @@ def _utilization(
         }
         # Full and waited for: a pool whose every user holds a slot of its own (one thread, one
         # connection) is always full, but no request ever waits for it and more slots change nothing.
-        waited = {n: platform.pools[n].waits - (waits0 or {}).get(n, 0) for n in occupancy}
-        full = [n for n, held in occupancy.items() if held >= POOL_FULL and waited[n] > 0]
-        if full:
+        pool_waits = {n: platform.pools[n].waits - (waits0 or {}).get(n, 0) for n in occupancy}
+        full = [n for n, held in occupancy.items() if held >= POOL_FULL and pool_waits[n] > 0]
+        # The drives behind the caches writes waited for: a group by its drives' mean, a lone drive
+        # by itself (see the docstring).
+        groups = [f"{v}.drives" if f"{v}.drives" in utilization else platform.raids[v].members[0].name for v in waited]
+        destage_bound = [name for name in groups if name in utilization and name not in off_path]
+        if full and destage_bound:
+            bottleneck = max(destage_bound, key=lambda n: (utilization[n], n))
+        elif full:
             tightest = _tightest_pool(platform, full, visits0)
             utilization[tightest] = occupancy[tightest]
             bottleneck = tightest
@@ -975,8 +992,9 @@ def _steady_point(
         # writes left, and none waited for it (one thread's writes named a drive 85% busy whose
         # flash a faster one did not change the rate of: a teaching review, session 34).
         off_path = destagers | platform.buffered_drives_keeping_up(first.buffers)
+        waited = {v for v, n in platform.cache_waits_by_lun().items() if n > first.cache_waits.get(v, 0)}
         utilization, bottleneck, pools, destaging = _utilization(
-            platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path
+            platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path, waited
         )
         if any(utilization.get(d, 0.0) >= DESTAGE_SATURATED for d in destagers):
             # A cache at its watermark destages only what arrives: drives busy all the time mean the
@@ -987,7 +1005,15 @@ def _steady_point(
             outran()  # IOzone and IOR start again full; an mdtest phase is reported as not converged
         if outrun:  # an mdtest phase: its drives that could not keep up are on its path after all
             utilization, bottleneck, pools, destaging = _utilization(
-                platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path - destagers
+                platform,
+                first.work,
+                first.visits,
+                window,
+                behind,
+                meter.consumers,
+                first.waits,
+                off_path - destagers,
+                waited,
             )
         behind_pools = _full_behind(platform, bottleneck, pools, first.waits)
         factor = None

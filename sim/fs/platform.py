@@ -191,6 +191,10 @@ class Platform:
         """Host writes that have found an ME4 write cache full so far (all caches, or ``luns``')."""
         return sum(cache.waits for _, cache in self._caches(luns))
 
+    def cache_waits_by_lun(self) -> dict[str, int]:
+        """Host writes that have found each ME4 write cache full so far, by virtual disk."""
+        return {vdisk: cache.waits for vdisk, cache in self._caches()}
+
     def watch_write_buffers(self) -> None:
         """Start looking for the SSD write buffers' long-run state (:meth:`SsdDrive.watch_buffer`)."""
         for drive in self.buffered.values():
