@@ -109,6 +109,18 @@ def test_ior_shared_file() -> None:
     assert w.command == command and w.title == "IOR sequential N-1 (shared file) from --cmd"
 
 
+def test_ior_and_mdtest_sizes_take_t_and_p_as_iors_parser_does_and_iozone_only_k_m_g() -> None:
+    # An architect's `-b 1t` was refused; IOR's string_to_bytes (which mdtest shares) reads k, m,
+    # g, t and p, IOzone's -s and -r only k, m and g.
+    assert parse_command("mpirun -np 2 ior -w -t 16m -b 1t").file_size == 2**40
+    assert parse_command("mpirun -np 2 ior -w -t 1m -b 1P").file_size == 2**50
+    assert parse_command("mpirun -np 2 mdtest -F -C -n 1k -w 1m -d /mnt/x").items == 1024
+    with pytest.raises(WorkloadError, match=r"optional k, m or g suffix, e.g. -s 8g"):
+        parse_command("iozone -i 0 -r 1m -s 1t -t 2")
+    with pytest.raises(WorkloadError, match=r"optional k, m, g, t or p suffix, e.g. -b 16g"):
+        parse_command("mpirun -np 2 ior -w -t 1m -b 1x")
+
+
 def test_pixstor_ior_with_launcher_flags() -> None:
     w = parse_command(PIXSTOR_IOR_READ)
     assert (w.benchmark, w.ops, w.threads) == ("ior_seq_n1", ["read"], [16])

@@ -18,10 +18,18 @@ SOURCE = "--cmd"
 T = TypeVar("T")
 
 PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
-#: A whole number with an optional binary k/m/g suffix (ASCII digits, as atoi reads), as all three
-#: programs write sizes and mdtest writes every number.
-SUFFIXED_NUMBER = re.compile(r"([0-9]+)([kmgKMG]?)")
-BINARY = {"k": 2**10, "m": 2**20, "g": 2**30}
+#: A whole number with an optional one-letter binary suffix (ASCII digits, as atoi reads), as all
+#: three programs write sizes and mdtest writes every number; which letters each takes is below.
+SUFFIXED_NUMBER = re.compile(r"([0-9]+)([A-Za-z]?)")
+BINARY = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
+#: IOzone's sizes take k, m and g; IOR's and mdtest's (IOR's option parser, string_to_bytes) also t and p.
+IOZONE_SUFFIXES = "kmg"
+IOR_SUFFIXES = "kmgtp"
+
+
+def suffixes_text(suffixes: str) -> str:
+    """``k, m or g``."""
+    return f"{', '.join(suffixes[:-1])} or {suffixes[-1]}"
 
 
 def fail(path: str, message: str) -> NoReturn:
@@ -90,14 +98,15 @@ def thread_count(flag: str, text: str) -> int:
     return count
 
 
-def size_bytes(flag: str, text: str, plain_unit: int, example: str) -> int:
-    """Bytes of ``text``: a whole number with an optional binary k/m/g suffix; a bare number counts ``plain_unit``."""
+def size_bytes(flag: str, text: str, plain_unit: int, example: str, suffixes: str = IOZONE_SUFFIXES) -> int:
+    """Bytes of ``text``: a whole number with an optional binary suffix of ``suffixes``; a bare
+    number counts ``plain_unit``."""
     match = SUFFIXED_NUMBER.fullmatch(text)
-    if match is None:
+    if match is None or match[2].lower() not in ("", *suffixes):
         fail(
             flag,
-            f"cannot read {text!r} as a size; write a whole number with an optional k, m or g suffix, "
-            f"e.g. {flag} {example}",
+            f"cannot read {text!r} as a size; write a whole number with an optional {suffixes_text(suffixes)} "
+            f"suffix, e.g. {flag} {example}",
         )
     number, suffix = int(match[1]), match[2].lower()
     if number == 0:

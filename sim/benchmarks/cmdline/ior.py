@@ -7,8 +7,9 @@ to its flag or follow an ``=`` (``-t16m``, ``-t=16m``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from sim.benchmarks.cmdline._words import Cursor, fail, make_workload, size_bytes, whole_number
+from sim.benchmarks.cmdline._words import IOR_SUFFIXES, Cursor, fail, make_workload, size_bytes, whole_number
 from sim.config.workload import Workload, ior_size_problem
 
 IOR_NO_EFFECT = {
@@ -36,6 +37,11 @@ IOR_DEADLINE = (
     "finish, as pfssim's IOR arithmetic has it; not modelled (-D 0, IOR's default, sets none)"
 )
 _IOR_SWITCHES = {"-w", "-r", "-e", "-F", "-B", "-z", "-C", "-v", *IOR_NO_EFFECT, *IOR_REFUSED}
+
+
+def _ior_size(example: str) -> Callable[[str, str], int]:
+    """A reader of an IOR size (``-t``, ``-b``): bytes, with IOR's k, m, g, t or p suffixes."""
+    return lambda flag, text: size_bytes(flag, text, 1, example, IOR_SUFFIXES)
 
 
 def _ior_option(flag: str, value: str) -> bool | None:
@@ -114,9 +120,9 @@ def parse_ior(tokens: list[str], text: str, name: str, tasks: int, per_node: int
                 if setting is not None:
                     direct = _set_direct(direct_by, setting, token, f"-O {item}")
         elif token == "-t":
-            transfer = cursor.number(token, None, "a transfer size", lambda f, t: size_bytes(f, t, 1, "16m"))
+            transfer = cursor.number(token, None, "a transfer size", _ior_size("16m"))
         elif token == "-b":
-            block = cursor.number(token, None, "a block size", lambda f, t: size_bytes(f, t, 1, "16g"))
+            block = cursor.number(token, None, "a block size", _ior_size("16g"))
         elif token == "-s":
             segments = cursor.number(token, None, "a segment count", whole_number)
         elif token == "-i":

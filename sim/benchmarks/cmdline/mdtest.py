@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sim.benchmarks.cmdline._words import BINARY, SOURCE, SUFFIXED_NUMBER, Cursor, fail
+from sim.benchmarks.cmdline._words import BINARY, IOR_SUFFIXES, SOURCE, SUFFIXED_NUMBER, Cursor, fail
 from sim.config.workload import MdtestWorkload, setting_key
 from sim.errors import Problem, WorkloadError
 
@@ -84,9 +84,10 @@ def _make_mdtest(fields: dict[str, Any]) -> MdtestWorkload:
 
 
 def _mdtest_number(flag: str, text: str, *, minimum: int = 1) -> int:
-    """A number as mdtest reads it: whole, with an optional binary k/m/g suffix (``-w 4K`` is 4096)."""
+    """A number as mdtest reads it: whole, with an optional binary k, m, g, t or p suffix (``-w 4K``
+    is 4096; IOR's option parser, which mdtest shares)."""
     match = SUFFIXED_NUMBER.fullmatch(text)
-    if match is None:
+    if match is None or match[2].lower() not in ("", *IOR_SUFFIXES):
         fail(flag, f"cannot read {text!r} as a whole number; write e.g. {flag} 1024 or {flag} 4K")
     value = int(match[1]) * (BINARY[match[2].lower()] if match[2] else 1)
     if value < minimum:
