@@ -899,7 +899,7 @@ def _keys(value: object) -> set[str]:
     return found
 
 
-def test_every_key_of_the_json_output_is_documented() -> None:
+def test_every_key_of_the_json_output_is_documented(tmp_path: Path) -> None:
     documented = set(re.findall(r"`([A-Za-z_0-9]+)`", (ROOT / "docs" / "json.md").read_text()))
     run = run_cli(
         "run", TINY, "--cmd", "mpirun -np 2 ior -a POSIX -w -r -e -B -t 1m -b 1g -o /mnt/f", "--threads", "2",
@@ -908,8 +908,10 @@ def test_every_key_of_the_json_output_is_documented() -> None:
     mdtest = run_cli("run", TINY, "--cmd", "mpirun -np 2 mdtest -n 64 -u -F -d /mnt/x -w 4K -e 4K", "--json")
     show = run_cli("show", str(ROOT / "topologies" / "beegfs-high-capacity.yaml"), "--json")
     parameters = run_cli("reproduce", "--parameters", "--json")
+    (tmp_path / "run.json").write_text(run.stdout)
+    compare = run_cli("compare", str(tmp_path / "run.json"), str(tmp_path / "run.json"), "--json")
     written, workload_keys = set(), set()
-    for result in (run, mdtest, show, parameters):
+    for result in (run, mdtest, show, parameters, compare):
         assert result.code == 0, result.stderr
         document = json.loads(result.stdout)
         written |= _keys(document)
@@ -1240,3 +1242,69 @@ def test_reproduce_targets_and_counts_are_worded_at_their_limits() -> None:
     }
     rows = {row["name"]: row for row in parameter_rows()}
     assert rows["network_latency_s"]["fitted on"] == "not fitted"
+
+
+def _run_json(tmp_path: Path, topology: str, name: str, *args: str) -> Path:
+    command = "iozone -i 0 -r 1m -I -e -s 1g -t 8"
+    result = run_cli("run", topology, "--cmd", command, "--threads", "1,8", "--json", *args)
+    assert result.code == 0, result.stderr
+    path = tmp_path / name
+    path.write_text(result.stdout)
+    return path
+
+
+def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_the_intervals(tmp_path: Path) -> None:
+    # An architect's what-if review: comparing two runs was done by eye. tiny's drive writes
+    # 1.3 GB/s; a copy whose drive writes 2.6 GB/s doubles the 8-thread point (drive-bound).
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    fast = tmp_path / "tiny-fast.yaml"
+    text = Path(TINY).read_text()
+    old = "overrides: {capacity: 16 TB}"
+    assert old in text
+    fast.write_text(text.replace(old, "overrides: {capacity: 16 TB, seq_write: 2.6 GB/s}"))
+    base = _run_json(tmp_path, TINY, "base.json")
+    other = _run_json(tmp_path, str(fast), "other.json")
+    result = run_cli("compare", str(base), str(other), "--json")
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["base"]["topology"] == "tiny" and data["other"]["topology"] == "tiny"  # the copy kept its name
+    (eight,) = [p for p in data["points"] if p["threads"] == 8]
+    assert eight["base"]["value"] == pytest.approx(1.3e9, rel=1e-4)
+    assert eight["other"]["value"] == pytest.approx(2.6e9, rel=1e-4)
+    assert eight["change"] == pytest.approx(1.0, rel=1e-3) and eight["verdict"] == "higher"
+    for point in data["points"]:  # the verdict is the intervals'
+        base_side, other_side = point["base"], point["other"]
+        apart = other_side["ci_low"] > base_side["ci_high"] or other_side["ci_high"] < base_side["ci_low"]
+        assert (point["verdict"] != "same") == apart
+    # The same run twice: every point the same; the table names the files when the names agree.
+    table = run_cli("compare", str(base), str(base)).stdout
+    assert table.count("within the intervals") == 2 and "│ higher" not in table
+    table = " ".join(run_cli("compare", str(base), str(other)).stdout.split())
+    assert f"cmd1 (iozone_seq_nn): {fast} against {TINY}" in table and "+100.0% │ higher" in table
+
+
+def test_compare_refuses_what_is_not_two_comparable_run_results(tmp_path: Path) -> None:
+    base = _run_json(tmp_path, TINY, "base.json")
+    show = tmp_path / "show.json"
+    show.write_text(run_cli("show", TINY, "--json").stdout)
+    old = tmp_path / "old.json"
+    old.write_text(base.read_text().replace('"schema_version": 3', '"schema_version": 2', 1))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "points": [\n')
+    other = tmp_path / "other.json"
+    other.write_text(
+        run_cli("run", TINY, "--cmd", "iozone -i 0 -r 1m -I -e -s 1g -t 2", "--threads", "2", "--json").stdout
+    )
+    cases = [
+        (tmp_path / "missing.json", "missing.json: cannot read file: No such file or directory"),
+        (broken, "broken.json: not JSON (line 3, column 1"),
+        (show, "show.json: not a pfssim run --json result"),
+        (old, "old.json: a result of schema version 2; this pfssim compares version 3"),
+        (other, "other.json: no point in common with"),
+    ]
+    for path, message in cases:
+        result = run_cli("compare", str(base), str(path))
+        assert result.code == 2, (path, result.stdout)
+        assert message in result.stderr and "Traceback" not in result.stderr, result.stderr

@@ -130,6 +130,13 @@ def _parser() -> argparse.ArgumentParser:
         "--plot", action=_Once, type=_output_file, metavar="FILE", help="write the curves to FILE (.png or .svg)"
     )
 
+    compare = commands.add_parser(
+        "compare", help="compare two pfssim run --json results point by point (a what-if: before and after)"
+    )
+    compare.add_argument("base", type=_file_path, help="the run to compare against (pfssim run --json output)")
+    compare.add_argument("other", type=_file_path, help="the run compared with it")
+    compare.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+
     reproduce = commands.add_parser(
         "reproduce", help="run the published suites and score the predictions against the published results"
     )
@@ -465,6 +472,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``pfssim compare``: two run results side by side; exit 2 when they share no point."""
+    from sim.report.compare import compare_runs, comparison_json, load_run, render_comparison
+
+    comparison = compare_runs(load_run(args.base), load_run(args.other))
+    if not comparison.pairs:
+        raise PfssimError(
+            f"{args.other}: no point in common with {args.base} (points are matched by workload, op and "
+            "thread count: run the same workloads and --threads on both)"
+        )
+    if args.json:
+        print(json.dumps(comparison_json(comparison), indent=2))
+    else:
+        console = _Console(markup=False)
+        render_comparison(comparison, console if console.is_terminal else _Console(markup=False, width=160))
+    return EXIT_OK
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``pfssim reproduce``: check the arguments, simulate and score, render; exit 1 on any miss."""
     from sim.report.files import check_output_folder, check_output_names
@@ -564,7 +589,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdout is None:  # started with standard output closed (>&-): no result could be shown
         _tell("pfssim: standard output is closed; nothing could be written")
         return EXIT_BAD_INPUT
-    handlers = {"show": cmd_show, "validate": cmd_validate, "run": cmd_run, "reproduce": cmd_reproduce}
+    handlers = {
+        "show": cmd_show,
+        "validate": cmd_validate,
+        "run": cmd_run,
+        "compare": cmd_compare,
+        "reproduce": cmd_reproduce,
+    }
     try:
         try:
             args = _parser().parse_args(argv)
