@@ -1348,7 +1348,7 @@ def test_a_topology_without_its_parts_folder_says_where_parts_are_read(tmp_path)
     copy.write_text((ROOT / "topologies" / "beegfs-hdr100.yaml").read_text())
     result = run_cli("validate", str(copy))
     assert result.code == 2 and "Traceback" not in result.stdout + result.stderr
-    assert f"{tmp_path / 'parts'}: parts catalogue folder not found (a topology reads its parts from the parts/" in (
+    assert f"{tmp_path / 'parts'}: parts catalogue folder not found (beegfs-hdr100.yaml reads its parts from the" in (
         result.stdout
     )
     # Said once: the parts it names are not each "unknown" too (a newcomer's review found 11 such).
@@ -1392,7 +1392,7 @@ def test_a_parts_catalogue_file_given_as_a_topology_is_said_to_be_one() -> None:
         assert result.code == 2, command
         text = (result.stdout + result.stderr).strip()
         assert len(text.splitlines()) == 1, text
-        assert "drives.yaml:6 drives: this is a parts catalogue file (drives), not a topology" in text
+        assert "drives.yaml:7 drives: this is a parts catalogue file (drives), not a topology" in text
 
 
 @pytest.mark.parametrize(

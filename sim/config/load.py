@@ -437,19 +437,21 @@ def catalogue_dir_for(topology: Path) -> Path:
     return topology.resolve().parent / "parts"
 
 
-def load_catalogue(directory: Path) -> tuple[Catalogue, list[Problem]]:
-    """Read every ``*.yaml`` (and ``*.yml``) in ``directory``; returns the catalogue and the problems found."""
+def load_catalogue(directory: Path, topology: Path | None = None) -> tuple[Catalogue, list[Problem]]:
+    """Read every ``*.yaml`` (and ``*.yml``) in ``directory`` (the folder beside ``topology``, if
+    given, which a missing folder's problem names); returns the catalogue and the problems found."""
     catalogue = Catalogue()
     problems: list[Problem] = []
     if not directory.is_dir():
         # Its parts are unknown, not missing: references to them are not reported one by one.
         catalogue.unreadable.append(str(directory))
+        reader = f"{topology.name} reads" if topology is not None else "a topology reads"
         return catalogue, [
             Problem(
                 str(directory),
                 None,
                 "",
-                "parts catalogue folder not found (a topology reads its parts from the parts/ folder beside it: "
+                f"parts catalogue folder not found ({reader} its parts from the parts/ folder beside it: "
                 "copy the pfssim checkout's topologies/parts/ there)",
             )
         ]
@@ -602,7 +604,7 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
                 )
             ]
         )
-    catalogue, problems = load_catalogue(catalogue_dir_for(path))
+    catalogue, problems = load_catalogue(catalogue_dir_for(path), path)
     if isinstance(data.get("parts"), dict):
         problems.extend(catalogue.add_document(data["parts"], smap, ("parts",)))
     problems.extend(catalogue.check_references())
