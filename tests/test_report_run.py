@@ -382,3 +382,19 @@ def test_a_latency_bound_points_utilisation_is_never_shown_as_half() -> None:
     from sim.report.run import utilization_text
 
     assert [utilization_text(u) for u in (0.498, 0.5, 0.304, 0.996, 1.0)] == ["49%", "50%", "30%", "100%", "100%"]
+
+
+def test_a_copy_that_kept_its_originals_name_is_told_apart_by_its_file(tmp_path: Path) -> None:
+    # An architect's what-if: a copy of beegfs-hdr100 that kept `name: beegfs-hdr100` printed tables
+    # that read exactly as the original's.
+    import shutil
+
+    from sim.report.run import system_label
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    copy = tmp_path / "more-links.yaml"
+    copy.write_text((ROOT / "tests" / "data" / "tiny.yaml").read_text())
+    seq = parse_command("iozone -i 0 -r 1m -I -e -s 1g -t 2")
+    text = _render([_point(seq, "write", 2, 2.0e9, "B/s")], [seq], topology=copy)
+    assert "tiny (more-links.yaml): cmd, iozone_seq_nn" in " ".join(text.split())
+    assert system_label(load_system(ROOT / "tests" / "data" / "tiny.yaml")) == "tiny"

@@ -11,7 +11,7 @@ from sim.benchmarks.result import RunResult
 from sim.config.workload import AnyWorkload
 from sim.errors import PfssimError
 from sim.report.files import check_output_file, write_atomic
-from sim.report.run import workload_title
+from sim.report.run import system_label, workload_title
 
 FORMATS = {".png": "png", ".svg": "svg"}
 
@@ -144,7 +144,8 @@ def figure(result: RunResult):  # noqa: ANN201 - a matplotlib Figure (matplotlib
             ax.set_ylabel(unit)
         thread_axis(ax, log_values([result.curve(workload.name, op) for op in workload.point_ops]))
         # Names are the user's text: a '$' must not start matplotlib's math mode.
-        ax.set_title(fill(workload_title(result.system.name, workload), 80).replace("$", r"\$"), fontsize="medium")
+        title = fill(workload_title(system_label(result.system), workload), 80)
+        ax.set_title(title.replace("$", r"\$"), fontsize="medium")
         ax.grid(True, alpha=0.3)
         # Beside the panel, not over its curves (an automatic place inside hid points).
         ax.legend(

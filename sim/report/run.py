@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -91,6 +92,14 @@ def interval_text(value: float, low: float, high: float) -> str:
     return f"± {half:.1%}"
 
 
+def system_label(system: System) -> str:
+    """How tables and plots name a system: its ``name:``, and its file where the two differ (a
+    copy made for a what-if that kept the original's name read exactly as the original did: an
+    architect's review)."""
+    stem = Path(system.file).stem if system.file else system.name
+    return system.name if stem == system.name else f"{system.name} ({Path(system.file).name})"
+
+
 def workload_title(system: str, workload: AnyWorkload) -> str:
     """How a table or a plot panel names a workload: by its name, and a ``--cmd`` line (named
     cmd1, cmd2, ...) by the command too, which is what its user typed."""
@@ -140,7 +149,7 @@ def workload_settings(system: System, workload: AnyWorkload) -> list[str]:
 def render_run(result: RunResult, console: Console) -> None:
     """Print one table per workload."""
     for workload in result.workloads:
-        title = f"{workload_title(result.system.name, workload)}, {workload.benchmark}"
+        title = f"{workload_title(system_label(result.system), workload)}, {workload.benchmark}"
         if workload.placement == "one_client":
             title += f", every thread on {result.system.clients[0]}"
         elif workload.per_node is not None:
