@@ -723,3 +723,72 @@ def test_writes_waiting_for_cache_room_name_the_drives_not_the_queue_holding_the
     assert point.bottleneck.endswith(".drives") and point.bottleneck_utilization < POOL_FULL
     queues = [held for name, held in point.pool_occupancy.items() if name.endswith(".nsd-queue")]
     assert max(queues) >= POOL_FULL
+
+
+def _two_luns(tmp_path: Path, replicas: int = 1):  # noqa: ANN202 - the System
+    """tests/data/gpfs-one-array.yaml with two RAID6 8+2 (two NSDs) and ``replicas`` data copies,
+    its parts copied beside it."""
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts", dirs_exist_ok=True)
+    text = ONE_ARRAY.read_text()
+    for old, new in (
+        ("count: 10}", "count: 20}"),
+        ("- {level: 6, members: 10, stripe_unit: 512 KiB}", "- {count: 2, level: 6, members: 10, stripe_unit: 512 KiB}"),
+        ("data_replicas: 1", f"data_replicas: {replicas}"),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / "two-luns.yaml"
+    path.write_text(text)
+    return load_system(path)
+
+
+def test_a_file_of_fewer_blocks_than_nsds_starts_the_caches_it_reaches_and_no_other(tmp_path: Path) -> None:
+    """A buffered writer of a 6 MiB file on 4 MiB blocks walks one whole block (the caches start with
+    what whole steps wrote): the other LUN gets none of its pieces, and its cache starts as before,
+    from a random place. The first version of the cluster prefill searched that LUN's pieces for
+    ever (the review of session 36)."""
+    import signal
+
+    from sim.benchmarks.cmdline import parse_command
+
+    system = _two_luns(tmp_path)
+
+    def hung(_number: int, _frame: object) -> None:
+        raise TimeoutError("the prefill searched for ever")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        point = run_point(system, parse_command("iozone -i 0 -r 2m -s 6m -e -t 1"), "write", 1, seed=1)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert point.value > 0
+
+
+def test_cluster_prefill_of_cut_records_and_two_copies_holds_whole_stripes(tmp_path: Path) -> None:
+    """3 MiB O_DIRECT records on 4 MiB blocks are cut at block boundaries, and with two data
+    replicas every piece has a copy on the other NSD: the caches start with whole stripes but for
+    the stripes the threads (and their copies) are still filling."""
+    from sim.benchmarks.cmdline import parse_command
+
+    system = _two_luns(tmp_path, replicas=2)
+    model = build_model(system, parse_command("iozone -i 0 -r 3m -I -e -s 1g -t 4"), "write", 4)
+    assert model.replicas == 2
+    model.prefill_caches()
+    caches = {v: c for ctl in model.ctx.platform.controllers.values() for v, c in ctl.caches.items() if v in model.nsds}
+    positions, _count, step = model._first_positions()
+    assert step == 3 * 2**20
+    filling = dict.fromkeys(caches, 0)
+    for t, position in enumerate(positions):
+        for nsd, offset, _size in model._step_pieces(t, position, step):
+            for copy, _offset in model._copies(nsd, offset):
+                filling[copy] += 1
+    for nsd, cache in caches.items():
+        assert cache.held + cache.active == cache.entries
+        assert len(cache.order) <= 2 + filling[nsd]
+        for _start, entry in cache.full:
+            begin, end = cache.extent[entry]
+            assert begin % cache.width == 0 and (end - begin) % cache.width == 0

@@ -151,14 +151,18 @@ class GpfsModel:
         block = self.block
         per_block = max(int(block // unit), 1)
         scattered = self.fs.allocation == "scattered"
-        recent = None if scattered or self.ctx.random else _Recent(self._recent_pieces())
-        reached = self._reached() if recent is not None else set()
+        recent = None
+        if not scattered and not self.ctx.random:
+            _positions, count, step = self._first_positions()
+            # Pieces a step is cut into at most, times the copies written: a round's pieces at most.
+            pieces = (math.ceil(step / block) + 1) * self.replicas
+            recent = _Recent(self._recent_pieces(), self.ctx.threads * count * pieces)
 
         def sampler(nsd: str):  # noqa: ANN202 - a (offset, size) sampler per LUN
             blocks = max(int(self.ctx.platform.raids[nsd].capacity // block), 1)
             if self.ctx.random:
                 return lambda: (stream.integer(blocks) * block + stream.integer(per_block) * unit, unit)
-            if recent is not None and nsd in reached:
+            if recent is not None and recent.reaches(nsd):
                 return partial(recent.next_on, nsd)
 
             def units() -> Generator[tuple[float, float], None, None]:
@@ -171,24 +175,6 @@ class GpfsModel:
             return units().__next__
 
         self.ctx.platform.prefill_caches_with(sampler, only=set(self.nsds), swept=self.ctx.random)
-
-    def _reached(self) -> set[str]:
-        """The NSDs the threads' files have blocks on (a file smaller than a round of the NSDs does
-        not reach them all): its blocks go round the NSDs from its first, a shared file's all of
-        them in a row."""
-        d = len(self.nsds)
-        if self.shared:
-            spans = [(self.starts[0], math.ceil(self.ctx.threads * self.file_size / self.block))]
-        else:
-            spans = [(start, math.ceil(self.file_size / self.block)) for start in self.starts]
-        reached = {self.nsds[(start + k) % d] for start, blocks in spans for k in range(min(blocks, d))}
-        if self.replicas > 1:  # the copies' NSDs (_copies)
-            reached |= {
-                self.nsds[(self.nsd_index[nsd] + k * d // self.replicas) % d]
-                for nsd in list(reached)
-                for k in range(1, self.replicas)
-            }
-        return reached
 
     def _first_positions(self) -> tuple[list[int], int, float]:
         """Where each thread's first request starts in its share of the file, as ``_thread`` draws
@@ -234,21 +220,29 @@ class GpfsModel:
     def _blocks_behind(
         self, t: int, position: int, count: int, step: float
     ) -> Generator[list[tuple[str, float, float]], None, None]:
-        """Thread ``t``'s steps before step ``position`` of its share, block by block, newest block
-        first (the pieces of the steps in one block together), round its share without end."""
+        """Thread ``t``'s pieces before step ``position`` of its share, block by block, newest block
+        first, round its share without end. The steps are walked back and each step's pieces
+        newest first, so that a record cut at a block boundary gives each block its own part: a
+        block is complete when the walk has passed its start (grouped by the step's first block,
+        a cut record's upper part stayed with the block below, and the caches started with the
+        stripes above it partial)."""
         back = 1
+        group: list[tuple[str, float, float]] = []
+        block: tuple[str, int] | None = None
+        walked = 0  # steps in the group: a share of one block is one group a round
         while True:
-            group: list[tuple[str, float, float]] = []
-            block: tuple[str, int] | None = None
-            for _ in range(count):  # a share of one block is one group
-                pieces = self._step_pieces(t, (position - back) % count, step)
-                here = (pieces[0][0], int(pieces[0][1] // self.block))
+            for nsd, offset, size in reversed(self._step_pieces(t, (position - back) % count, step)):
+                here = (nsd, int(offset // self.block))
                 if block is not None and here != block:
-                    break
+                    yield group
+                    group, walked = [], 0
                 block = here
-                group += pieces
-                back += 1
-            yield group
+                group.append((nsd, offset, size))
+            back += 1
+            walked += 1
+            if walked >= count:
+                yield group
+                group, block, walked = [], None, 0
 
     def _step_pieces(self, t: int, index: int, step: float) -> list[tuple[str, float, float]]:
         """(NSD, offset on the LUN, size) of step ``index`` of thread ``t``'s share of the file,
@@ -535,22 +529,36 @@ def _wake(wake: list[Event | None], side: int) -> None:
 
 class _Recent:
     """The pieces of :meth:`GpfsModel._recent_pieces` dealt to their LUNs' caches: each LUN's
-    sampler takes its own next piece, and the pieces of other LUNs met on the way wait for theirs."""
+    sampler takes its own next piece, and the pieces of other LUNs met on the way wait for theirs.
 
-    def __init__(self, pieces: Generator[tuple[str, float, float], None, None]) -> None:
+    The pieces go round the threads' files without end, ``per_round`` of them (at most) a round: a LUN
+    that no piece of the first round reaches is reached by none (a file of fewer blocks than there
+    are NSDs), and :meth:`reaches` says so instead of searching for ever."""
+
+    def __init__(self, pieces: Generator[tuple[str, float, float], None, None], per_round: int) -> None:
         self.pieces = pieces
+        self.per_round = per_round
+        self.pulled = 0
         self.waiting: dict[str, deque[tuple[float, float]]] = {}
 
+    def _pull(self) -> str:
+        nsd, offset, size = next(self.pieces)
+        self.pulled += 1
+        self.waiting.setdefault(nsd, deque()).append((offset, size))
+        return nsd
+
+    def reaches(self, nsd: str) -> bool:
+        """Whether some piece lies on ``nsd``."""
+        while nsd not in self.waiting and self.pulled < self.per_round:
+            self._pull()
+        return nsd in self.waiting
+
     def next_on(self, nsd: str) -> tuple[float, float]:
-        """The next piece on ``nsd`` (which some thread's file must reach: the pieces never end)."""
-        queue = self.waiting.get(nsd)
-        if queue:
-            return queue.popleft()
-        for piece_nsd, offset, size in self.pieces:
-            if piece_nsd == nsd:
-                return offset, size
-            self.waiting.setdefault(piece_nsd, deque()).append((offset, size))
-        raise AssertionError("the recent pieces never end")
+        """The next piece on ``nsd`` (one that :meth:`reaches`)."""
+        queue = self.waiting[nsd]
+        while not queue:
+            self._pull()
+        return queue.popleft()
 
 
 class NsdPaths:
