@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -1244,8 +1245,8 @@ def test_reproduce_targets_and_counts_are_worded_at_their_limits() -> None:
     assert rows["network_latency_s"]["fitted on"] == "not fitted"
 
 
-def _run_json(tmp_path: Path, topology: str, name: str, *args: str) -> Path:
-    command = "iozone -i 0 -r 1m -I -e -s 1g -t 8"
+def _run_json(tmp_path: Path, topology: str, name: str, *args: str, command: str = "") -> Path:
+    command = command or "iozone -i 0 -r 1m -I -e -s 1g -t 8"
     result = run_cli("run", topology, "--cmd", command, "--threads", "1,8", "--json", *args)
     assert result.code == 0, result.stderr
     path = tmp_path / name
@@ -1253,7 +1254,9 @@ def _run_json(tmp_path: Path, topology: str, name: str, *args: str) -> Path:
     return path
 
 
-def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_the_intervals(tmp_path: Path) -> None:
+def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_intervals_and_precision(
+    tmp_path: Path,
+) -> None:
     # An architect's what-if review: comparing two runs was done by eye. tiny's drive writes
     # 1.3 GB/s; a copy whose drive writes 2.6 GB/s doubles the 8-thread point (drive-bound).
     import shutil
@@ -1270,40 +1273,83 @@ def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_the_i
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["base"]["topology"] == "tiny" and data["other"]["topology"] == "tiny"  # the copy kept its name
+    assert data["base"]["result"] == str(base) and data["resolution"] == 0.02
     (eight,) = [p for p in data["points"] if p["threads"] == 8]
     assert eight["base"]["value"] == pytest.approx(1.3e9, rel=1e-4)
     assert eight["other"]["value"] == pytest.approx(2.6e9, rel=1e-4)
     assert eight["change"] == pytest.approx(1.0, rel=1e-3) and eight["verdict"] == "higher"
-    for point in data["points"]:  # the verdict is the intervals'
-        base_side, other_side = point["base"], point["other"]
-        apart = other_side["ci_low"] > base_side["ci_high"] or other_side["ci_high"] < base_side["ci_low"]
-        assert (point["verdict"] != "same") == apart
-    # The same run twice: every point the same; the table names the files when the names agree.
-    table = run_cli("compare", str(base), str(base)).stdout
-    assert table.count("within the intervals") == 2 and "│ higher" not in table
+    # The table names the topology files where the names agree, and the result files where the
+    # files agree too.
     table = " ".join(run_cli("compare", str(base), str(other)).stdout.split())
     assert f"cmd1 (iozone_seq_nn): {fast} against {TINY}" in table and "+100.0% │ higher" in table
+    table = run_cli("compare", str(base), str(base)).stdout
+    assert table.count("the same") == 2 and "│ higher" not in table and str(base) in table
+    # Another seed: a drive-bound point has an interval of almost nothing, so the intervals of two
+    # seeds need not overlap; a change within the runs' precision is the same (the session's review
+    # found "0.0% higher").
+    seed2 = _run_json(tmp_path, TINY, "seed2.json", "--seed", "2")
+    data = json.loads(run_cli("compare", str(base), str(seed2), "--json").stdout)
+    assert {p["verdict"] for p in data["points"]} == {"same"}
+    assert "different seeds (1 and 2)" in " ".join(run_cli("compare", str(base), str(seed2)).stdout.split())
+
+
+def test_a_comparisons_verdict_needs_the_intervals_apart_and_a_change_beyond_the_precision() -> None:
+    from sim.report.compare import Comparison, PointPair, RunFile, Side
+
+    def side(value: float, half: float) -> Side:
+        return Side(value, value * (1 - half), value * (1 + half), "x", 1.0, True)
+
+    def run(precision: float) -> RunFile:
+        return RunFile(Path("r.json"), "t", "t.yaml", 1, precision, {}, {})
+
+    comparison = Comparison(run(0.02), run(0.01))
+    assert comparison.resolution == 0.02
+    cases = [
+        (side(100, 0.01), side(103, 0.01), "higher"),  # apart, +3% > 2%
+        (side(100, 0.01), side(97, 0.01), "lower"),
+        (side(100, 0.0), side(101.5, 0.0), "same"),  # apart, but within the precision
+        (side(100, 0.02), side(103, 0.02), "same"),  # beyond the precision, but the intervals overlap
+    ]
+    for base, other, verdict in cases:
+        assert comparison.verdict(PointPair("w", "iozone_seq_nn", "write", 1, "B/s", base, other)) == verdict
+    zero = PointPair("w", "iozone_seq_nn", "write", 1, "B/s", side(0, 0.0), side(1, 0.0))
+    assert zero.base.text("B/s", "iozone_seq_nn") == "0 B/s" and math.isinf(zero.change)
 
 
 def test_compare_refuses_what_is_not_two_comparable_run_results(tmp_path: Path) -> None:
     base = _run_json(tmp_path, TINY, "base.json")
+    data = json.loads(base.read_text())
+
+    def variant(name: str, change) -> Path:  # noqa: ANN001 - a function of the result's object
+        copy = json.loads(base.read_text())
+        change(copy)
+        path = tmp_path / name
+        path.write_text(json.dumps(copy).replace("NaN-here", "NaN"))
+        return path
+
     show = tmp_path / "show.json"
     show.write_text(run_cli("show", TINY, "--json").stdout)
-    old = tmp_path / "old.json"
-    old.write_text(base.read_text().replace('"schema_version": 3', '"schema_version": 2', 1))
     broken = tmp_path / "broken.json"
     broken.write_text('{\n  "points": [\n')
     other = tmp_path / "other.json"
     other.write_text(
         run_cli("run", TINY, "--cmd", "iozone -i 0 -r 1m -I -e -s 1g -t 2", "--threads", "2", "--json").stdout
     )
+    # Another line under the same name (cmd1): an IOR run of tiny at 1 and 8 tasks.
+    ior = _run_json(tmp_path, TINY, "ior.json", command="mpirun -np 8 ior -a POSIX -w -e -t 1m -b 1g -o /mnt/f")
     cases = [
         (tmp_path / "missing.json", "missing.json: cannot read file: No such file or directory"),
         (broken, "broken.json: not JSON (line 3, column 1"),
         (show, "show.json: not a pfssim run --json result"),
-        (old, "old.json: a result of schema version 2; this pfssim compares version 3"),
+        (variant("old.json", lambda d: d.update(schema_version=2)), "old.json: a result of schema version 2"),
         (other, "other.json: no point in common with"),
+        (ior, "ior.json: workload cmd1 is not the one of"),
+        (variant("topo.json", lambda d: d["inputs"].update(topology="x")), "topo.json: inputs.topology: expected"),
+        (variant("nan.json", lambda d: d["points"][0].update(ci_low="NaN-here")), "nan.json: points[0].ci_low: "),
+        (variant("twice.json", lambda d: d["points"].append(d["points"][0])), "twice.json: points[2]: cmd1 write at 1"),
+        (variant("seed.json", lambda d: d.update(seed="1")), "seed.json: seed: expected a whole number"),
     ]
+    assert len(data["points"]) == 2
     for path, message in cases:
         result = run_cli("compare", str(base), str(path))
         assert result.code == 2, (path, result.stdout)

@@ -734,7 +734,7 @@ def _two_luns(tmp_path: Path, replicas: int = 1):  # noqa: ANN202 - the System
     text = ONE_ARRAY.read_text()
     for old, new in (
         ("count: 10}", "count: 20}"),
-        ("- {level: 6, members: 10, stripe_unit: 512 KiB}", "- {count: 2, level: 6, members: 10, stripe_unit: 512 KiB}"),
+        ("- {level: 6, members: 10,", "- {count: 2, level: 6, members: 10,"),
         ("data_replicas: 1", f"data_replicas: {replicas}"),
     ):
         assert old in text

@@ -1,10 +1,14 @@
 """``pfssim compare``: two ``pfssim run --json`` results point by point, for a what-if (the same
 workloads on two topologies, or on one topology before and after a change).
 
-Points are matched by workload, operation and thread count. A change is called a difference only
-when the two 95% intervals do not overlap: each run's interval is its own simulation's, so
-intervals that overlap leave the two predictions indistinguishable at the precision they were run
-to (run both with a smaller ``--precision`` to look closer).
+Points are matched by workload, operation and thread count, and a workload must be the same in
+both runs (its settings, thread counts aside). A change is called a difference only when the two
+95% intervals do not overlap and it is larger than the runs' precision (``--precision``, the
+resolution they were asked for): each run's interval is its own simulation's, and does not hold
+what differs from seed to seed (another file layout, other start points), which a point whose
+bottleneck is busy at a fixed rate gives an interval of nearly zero; smaller changes are the same
+at the resolution asked for (run both with a smaller ``--precision``, or ``--replications``, to
+look closer).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.table import Table
@@ -25,17 +29,18 @@ from sim.report.run import bottleneck_text, format_value, interval_text
 #: Version of ``pfssim compare --json``'s object.
 SCHEMA_VERSION = 1
 
-_POINT_KEYS: dict[str, type | tuple[type, ...]] = {
+#: What a point of a run result must give, and of what type (float: any finite number).
+_POINT_KEYS: dict[str, type] = {
     "workload": str,
     "benchmark": str,
     "op": str,
     "threads": int,
-    "value": (int, float),
-    "ci_low": (int, float),
-    "ci_high": (int, float),
+    "value": float,
+    "ci_low": float,
+    "ci_high": float,
     "unit": str,
     "bottleneck": str,
-    "bottleneck_utilization": (int, float),
+    "bottleneck_utilization": float,
     "converged": bool,
 }
 
@@ -53,6 +58,8 @@ class Side:
 
     def text(self, unit: str, benchmark: str) -> str:
         """The value and its interval as the run tables print them (``*``: not converged)."""
+        if self.value == 0:
+            return format_value(0.0, unit, benchmark)
         interval = interval_text(self.value, self.ci_low, self.ci_high) + ("" if self.converged else " *")
         return f"{format_value(self.value, unit, benchmark)} {interval}"
 
@@ -77,7 +84,7 @@ class PointPair:
         return self.other.value / self.base.value - 1
 
     @property
-    def verdict(self) -> str:
+    def apart(self) -> str:
         """``higher`` or ``lower`` when the intervals do not overlap, else ``same``."""
         if self.other.ci_low > self.base.ci_high:
             return "higher"
@@ -90,54 +97,130 @@ class PointPair:
 class Comparison:
     """Two runs compared: their points in common, and those only one of them has."""
 
-    base: str  # the runs' topology names and files, as their inputs give them
-    other: str
-    base_file: str
-    other_file: str
+    base: RunFile
+    other: RunFile
     pairs: list[PointPair] = field(default_factory=list)
     only_base: list[tuple[str, str, int]] = field(default_factory=list)
     only_other: list[tuple[str, str, int]] = field(default_factory=list)
-    seeds: tuple[int, int] = (0, 0)
+
+    @property
+    def resolution(self) -> float:
+        """The smallest relative change called a difference: the coarser of the runs' precisions."""
+        return max(self.base.precision, self.other.precision)
+
+    def verdict(self, pair: PointPair) -> str:
+        """``higher`` or ``lower`` when the intervals do not overlap and the change is larger than
+        :attr:`resolution`, else ``same``."""
+        if pair.apart == "same" or abs(pair.change) <= self.resolution:
+            return "same"
+        return pair.apart
+
+    def labels(self) -> tuple[str, str]:
+        """How the tables name the two runs: by their topologies' names, or where those agree (a
+        copy that kept its name) their files, or where those agree too (one topology run twice)
+        the result files."""
+        for base, other in (
+            (self.base.topology, self.other.topology),
+            (self.base.topology_file, self.other.topology_file),
+        ):
+            if base != other:
+                return base, other
+        return str(self.base.path), str(self.other.path)
 
 
-def load_run(path: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunFile:
+    """What comparing reads of one ``pfssim run --json`` result."""
+
+    path: Path
+    topology: str  # its name
+    topology_file: str  # as the run was given it
+    seed: int
+    precision: float
+    workloads: dict[str, dict[str, Any]]  # by name, their settings as the run's inputs give them
+    points: dict[tuple[str, str, int], dict[str, Any]]  # by (workload, op, threads)
+
+
+def _fail(path: Path, where: str, message: str) -> NoReturn:
+    raise PfssimError(f"{path}: {where}: {message}" if where else f"{path}: {message}")
+
+
+def _number(path: Path, where: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        _fail(path, where, f"expected a finite number, got {value!r}")
+    return float(value)
+
+
+def load_run(path: Path) -> RunFile:
     """A ``pfssim run --json`` result read from ``path``, checked for what comparing it reads."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise PfssimError(f"{path}: cannot read file: {reason}") from None
+        _fail(path, "", f"cannot read file: {reason}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PfssimError(
-            f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); give the output of pfssim run --json"
-        ) from None
+        _fail(
+            path,
+            "",
+            f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); give the output of pfssim run --json",
+        )
     if not isinstance(data, dict) or "points" not in data or "inputs" not in data:
-        raise PfssimError(f"{path}: not a pfssim run --json result (no points and inputs); give the output of one")
+        _fail(path, "", "not a pfssim run --json result (no points and inputs); give the output of one")
     version = data.get("schema_version")
     if version != RUN_SCHEMA_VERSION:
-        raise PfssimError(
-            f"{path}: a result of schema version {version!r}; this pfssim compares version {RUN_SCHEMA_VERSION} "
-            "(run the topology again with this pfssim)"
+        _fail(
+            path,
+            "",
+            f"a result of schema version {version!r}; this pfssim compares version {RUN_SCHEMA_VERSION} "
+            "(run the topology again with this pfssim)",
         )
+    inputs = data["inputs"]
+    topology = inputs.get("topology") if isinstance(inputs, dict) else None
+    if not isinstance(topology, dict) or not all(isinstance(topology.get(k), str) for k in ("name", "file")):
+        _fail(path, "inputs.topology", "expected an object with the topology's name and file")
+    seed = data.get("seed")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        _fail(path, "seed", f"expected a whole number, got {seed!r}")
+    precision = inputs.get("precision")
+    if not isinstance(precision, dict):
+        _fail(path, "inputs.precision", "expected an object")
+    resolution = _number(path, "inputs.precision.rel_precision", precision.get("rel_precision"))
+    workloads = inputs.get("workloads")
+    if not isinstance(workloads, list) or not all(
+        isinstance(w, dict) and isinstance(w.get("name"), str) for w in workloads
+    ):
+        _fail(path, "inputs.workloads", "expected a list of workloads, each with its name")
     points = data["points"]
     if not isinstance(points, list):
-        raise PfssimError(f"{path}: points: expected a list")
+        _fail(path, "points", "expected a list")
+    keyed: dict[tuple[str, str, int], dict[str, Any]] = {}
     for index, point in enumerate(points):
+        where = f"points[{index}]"
         if not isinstance(point, dict):
-            raise PfssimError(f"{path}: points[{index}]: expected an object")
+            _fail(path, where, "expected an object")
         for key, kind in _POINT_KEYS.items():
             if key not in point:
-                raise PfssimError(f"{path}: points[{index}]: missing {key!r}")
-            if not isinstance(point[key], kind) or (kind is not bool and isinstance(point[key], bool)):
-                raise PfssimError(f"{path}: points[{index}].{key}: unexpected value {point[key]!r}")
-    return data
+                _fail(path, where, f"missing {key!r}")
+            if kind is float:
+                _number(path, f"{where}.{key}", point[key])
+            elif not isinstance(point[key], kind) or (kind is not bool and isinstance(point[key], bool)):
+                _fail(path, f"{where}.{key}", f"unexpected value {point[key]!r}")
+        key3 = (point["workload"], point["op"], point["threads"])
+        if key3 in keyed:
+            _fail(path, where, f"{key3[0]} {key3[1]} at {key3[2]} threads is given twice")
+        keyed[key3] = point
+    return RunFile(path, topology["name"], topology["file"], seed, resolution, {w["name"]: w for w in workloads}, keyed)
 
 
-def _topology(data: dict[str, Any]) -> tuple[str, str]:
-    topology = data.get("inputs", {}).get("topology", {})
-    return str(topology.get("name", "?")), str(topology.get("file", "?"))
+#: A workload's settings that may differ between two runs compared: its thread counts (a run may
+#: sweep others) and its words (title, source, command line).
+_FREE_SETTINGS = frozenset({"threads", "title", "source", "command"})
+
+
+def _differing(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    return sorted(k for k in a.keys() | b.keys() if k not in _FREE_SETTINGS and a.get(k) != b.get(k))
 
 
 def _side(point: dict[str, Any]) -> Side:
@@ -151,23 +234,28 @@ def _side(point: dict[str, Any]) -> Side:
     )
 
 
-def compare_runs(base: dict[str, Any], other: dict[str, Any]) -> Comparison:
-    """The points of ``other`` against those of ``base``, matched by workload, op and thread count."""
-
-    def by_key(data: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
-        return {(p["workload"], p["op"], p["threads"]): p for p in data["points"]}
-
-    mine, theirs = by_key(base), by_key(other)
-    (base_name, base_file), (other_name, other_file) = _topology(base), _topology(other)
-    result = Comparison(base_name, other_name, base_file, other_file, seeds=(base.get("seed", 0), other.get("seed", 0)))
-    for key, point in mine.items():
-        if key not in theirs:
+def compare_runs(base: RunFile, other: RunFile) -> Comparison:
+    """The points of ``other`` against those of ``base``, matched by workload, op and thread count;
+    a workload of one name must have the same settings in both (``--cmd`` workloads are named by
+    their place on the command line, ``cmd1``, whatever line it is)."""
+    for name in base.workloads.keys() & other.workloads.keys():
+        differing = _differing(base.workloads[name], other.workloads[name])
+        if differing:
+            raise PfssimError(
+                f"{other.path}: workload {name} is not the one of {base.path} (they differ in "
+                f"{', '.join(differing)}); compare runs of the same workloads"
+            )
+    result = Comparison(base, other)
+    for key, point in base.points.items():
+        if key not in other.points:
             result.only_base.append(key)
             continue
         workload, op, threads = key
-        pair = PointPair(workload, point["benchmark"], op, threads, point["unit"], _side(point), _side(theirs[key]))
+        pair = PointPair(
+            workload, point["benchmark"], op, threads, point["unit"], _side(point), _side(other.points[key])
+        )
         result.pairs.append(pair)
-    result.only_other = [key for key in theirs if key not in mine]
+    result.only_other = [key for key in other.points if key not in base.points]
     return result
 
 
@@ -180,9 +268,8 @@ def _percent(change: float) -> str:
 
 def render_comparison(comparison: Comparison, console: Console) -> None:
     """One table per workload: each point's two predictions, the change and whether it is one."""
-    base, other = comparison.base, comparison.other
-    if base == other:  # two runs of one topology (a copy that kept its name): say which file is which
-        base, other = comparison.base_file, comparison.other_file
+    base, other = comparison.labels()
+    words = {"same": "the same", "higher": "higher", "lower": "lower"}
     workloads = list(dict.fromkeys(pair.workload for pair in comparison.pairs))
     for workload in workloads:
         pairs = [pair for pair in comparison.pairs if pair.workload == workload]
@@ -203,19 +290,24 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
                 pair.base.text(pair.unit, pair.benchmark),
                 pair.other.text(pair.unit, pair.benchmark),
                 _percent(pair.change),
-                {"same": "within the intervals", "higher": "higher", "lower": "lower"}[pair.verdict],
+                words[comparison.verdict(pair)],
                 a if a == b else f"{a} -> {b}",
             )
         console.print(table)
     console.print(
-        "a change is higher or lower only where the two 95% intervals do not overlap; where they do, "
-        "the runs cannot tell the two apart at the precision they were run to (--precision)"
+        "a change is higher or lower only where the two 95% intervals do not overlap and it is larger than "
+        f"the runs' precision (±{comparison.resolution:.1%}, the resolution they were run to): an interval is its "
+        "run's own, and a point held at a fixed rate has almost none; run both with a smaller --precision to "
+        "look closer"
     )
     if any(not (p.base.converged and p.other.converged) for p in comparison.pairs):
         console.print("*: a point that is not converged in its run (pfssim run says why; --json: not_converged)")
-    if comparison.seeds[0] != comparison.seeds[1]:
-        console.print(f"the runs used different seeds ({comparison.seeds[0]} and {comparison.seeds[1]})")
-    for side, keys in ((comparison.base_file, comparison.only_base), (comparison.other_file, comparison.only_other)):
+    if comparison.base.seed != comparison.other.seed:
+        console.print(
+            f"the runs used different seeds ({comparison.base.seed} and {comparison.other.seed}): a seed draws its "
+            "own file layout and start, which neither interval holds; --replications covers them"
+        )
+    for side, keys in ((comparison.base.path, comparison.only_base), (comparison.other.path, comparison.only_other)):
         if keys:
             listed = ", ".join(f"{w} {op} at {t}" for w, op, t in keys[:5])
             more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
@@ -225,10 +317,20 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
 def comparison_json(comparison: Comparison) -> dict[str, Any]:
     """The comparison as one JSON object (SI units; changes as fractions)."""
 
+    def run(side: RunFile) -> dict[str, Any]:
+        return {
+            "topology": side.topology,
+            "file": side.topology_file,
+            "result": str(side.path),
+            "seed": side.seed,
+            "precision": side.precision,
+        }
+
     return {
         "schema_version": SCHEMA_VERSION,
-        "base": {"topology": comparison.base, "file": comparison.base_file, "seed": comparison.seeds[0]},
-        "other": {"topology": comparison.other, "file": comparison.other_file, "seed": comparison.seeds[1]},
+        "base": run(comparison.base),
+        "other": run(comparison.other),
+        "resolution": comparison.resolution,
         "points": [
             {
                 "workload": p.workload,
@@ -239,7 +341,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
                 "base": asdict(p.base),  # value, ci_low, ci_high, bottleneck, its utilisation, converged
                 "other": asdict(p.other),
                 "change": None if math.isinf(p.change) else p.change,
-                "verdict": p.verdict,
+                "verdict": comparison.verdict(p),
             }
             for p in comparison.pairs
         ],
