@@ -792,3 +792,12 @@ def test_cluster_prefill_of_cut_records_and_two_copies_holds_whole_stripes(tmp_p
         for _start, entry in cache.full:
             begin, end = cache.extent[entry]
             assert begin % cache.width == 0 and (end - begin) % cache.width == 0
+
+
+def test_a_cache_is_kept_full_when_most_of_its_entry_making_writes_waited() -> None:
+    # (waits, writes that needed entries of their own) before and after a window, by LUN.
+    from sim.benchmarks.driver import _caches_kept_full
+
+    before = {"full": (10, 20), "burst": (0, 0), "idle": (3, 5)}
+    after = {"full": (110, 120), "burst": (1, 100), "idle": (3, 5), "new": (4, 6)}
+    assert _caches_kept_full(before, after) == {"full", "new"}

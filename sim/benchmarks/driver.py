@@ -384,7 +384,7 @@ class _Mark:
     visits: dict[str, int]
     waits: dict[str, int]  # pools only: acquires that queued
     buffers: dict[str, tuple[int, int]]  # SSD write buffers: (writes, writes that waited for room)
-    cache_waits: dict[str, int]  # ME4 write caches, by virtual disk: writes that waited for room
+    cache_waits: dict[str, tuple[int, int]]  # ME4 write caches by virtual disk: (waits, entry-making writes)
 
     @classmethod
     def take(cls, env: simpy.Environment, meter: Meter, platform: Platform) -> _Mark:
@@ -403,6 +403,25 @@ class _Mark:
             platform.buffer_counts(),
             platform.cache_waits_by_lun(),
         )
+
+
+#: The share of a write cache's entry-making writes that waited for room which says the load kept
+#: the cache full over a window.
+CACHE_KEPT_FULL = 0.5
+
+
+def _caches_kept_full(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> set[str]:
+    """The virtual disks whose write caches the load kept full between ``before`` and ``after``
+    (:meth:`Platform.cache_waits_by_lun`): at least half the writes that needed entries of their
+    own waited for room. In a cache kept full every such write waits for a destage (one that only
+    joins a waiting entry needs no room); a wait or two in a cache that keeps up (a burst) do not
+    make its drives what the rate waits on."""
+    kept = set()
+    for vdisk, (waits, writes) in after.items():
+        waits0, writes0 = before.get(vdisk, (0, 0))
+        if waits > waits0 and waits - waits0 >= CACHE_KEPT_FULL * (writes - writes0):
+            kept.add(vdisk)
+    return kept
 
 
 def _pairs(values: list[float]) -> list[float]:
@@ -442,8 +461,9 @@ def _utilization(
     behind a write-back cache that keeps up, an ME4 array's or an SSD's own buffer: they write out
     what arrives, and no write waits for them) report their utilisation but are not named.
 
-    ``waited``: the virtual disks whose ME4 write caches had writes waiting for room in the window.
-    Such a write waits for the cache's destages, so the drives behind it hold the rate, however
+    ``waited``: the virtual disks whose ME4 write caches the load kept full in the window (writes
+    waited for room, :func:`_caches_kept_full`). Such a write waits for the cache's destages, so
+    the drives behind it hold the rate, however
     far below full their utilisation stays (read-modify-write destages leave members idle while
     the others finish): a full pool whose holders wait there (the NSD queue threads, each holding
     a write until the cache takes it) is not named, since more slots add only waiters (an
@@ -992,7 +1012,7 @@ def _steady_point(
         # writes left, and none waited for it (one thread's writes named a drive 85% busy whose
         # flash a faster one did not change the rate of: a teaching review, session 34).
         off_path = destagers | platform.buffered_drives_keeping_up(first.buffers)
-        waited = {v for v, n in platform.cache_waits_by_lun().items() if n > first.cache_waits.get(v, 0)}
+        waited = _caches_kept_full(first.cache_waits, platform.cache_waits_by_lun())
         utilization, bottleneck, pools, destaging = _utilization(
             platform, first.work, first.visits, window, behind, meter.consumers, first.waits, off_path, waited
         )

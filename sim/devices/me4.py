@@ -85,6 +85,7 @@ class WriteBackCache:
         self.destaged_bytes = 0.0
         self.merged = 0
         self.waits = 0  # host writes that found the cache full and waited for a destage
+        self.entry_writes = 0  # host writes that needed entries of their own (only those can wait)
         self.destages = 0  # destages completed
         # Entries a full swept start put in the cache: its start is a guess until the destages have
         # written that many (one turnover), see :meth:`turned_over`.
@@ -321,7 +322,9 @@ class WriteBackCache:
         if new == 0:
             self._store(pieces)
             self._fire(done, not_before)
-        elif not self.waiting and len(self.order) + len(self.full) + self.active + new <= self.entries:
+            return
+        self.entry_writes += 1
+        if not self.waiting and len(self.order) + len(self.full) + self.active + new <= self.entries:
             self._store(pieces)
             self._kick()
             self._fire(done, not_before)

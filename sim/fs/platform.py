@@ -191,9 +191,10 @@ class Platform:
         """Host writes that have found an ME4 write cache full so far (all caches, or ``luns``')."""
         return sum(cache.waits for _, cache in self._caches(luns))
 
-    def cache_waits_by_lun(self) -> dict[str, int]:
-        """Host writes that have found each ME4 write cache full so far, by virtual disk."""
-        return {vdisk: cache.waits for vdisk, cache in self._caches()}
+    def cache_waits_by_lun(self) -> dict[str, tuple[int, int]]:
+        """(host writes that found the cache full, host writes that needed entries of their own) so
+        far of each ME4 write cache, by virtual disk."""
+        return {vdisk: (cache.waits, cache.entry_writes) for vdisk, cache in self._caches()}
 
     def watch_write_buffers(self) -> None:
         """Start looking for the SSD write buffers' long-run state (:meth:`SsdDrive.watch_buffer`)."""
