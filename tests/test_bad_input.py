@@ -123,7 +123,7 @@ CASES = {
         "    value: 0.99",
         "    value: '0.99'",
         "filesystem.capacity_efficiency.value",
-        "valid number",
+        "expected a number, got text ('0.99'); write it without quotes",
         "value: '0.99'",
     ),
     "a billion RAID members": (
@@ -1392,7 +1392,9 @@ def test_a_parts_catalogue_file_given_as_a_topology_is_said_to_be_one() -> None:
         assert result.code == 2, command
         text = (result.stdout + result.stderr).strip()
         assert len(text.splitlines()) == 1, text
-        assert "drives.yaml:7 drives: this is a parts catalogue file (drives), not a topology" in text
+        drives = ROOT / "topologies" / "parts" / "drives.yaml"
+        line = drives.read_text().splitlines().index("drives:") + 1
+        assert f"drives.yaml:{line} drives: this is a parts catalogue file (drives), not a topology" in text
 
 
 @pytest.mark.parametrize(
@@ -1632,6 +1634,7 @@ def test_a_cpu_takes_overrides_as_other_parts_do(tmp_path) -> None:
         ("{overrides: {cores: 1}}", "cpu.part: missing required key 'part'"),
         ("[xeon-gold-6330]", "cpu: expected text or a mapping ({part: ...}), got a list"),
         ("{part: xeon-gold-6330, overrides: {cores: 0}}", "cpu.overrides.cores: must be at least 1, got 0"),
+        ("{part: xeon-gold-6330, overrides: {cores: 1.5}}", "cpu.overrides.cores: expected a whole number, got a number (1.5)"),  # noqa: E501
     ],
 )
 def test_a_cpu_given_wrong_gets_one_problem_in_pfssims_words(tmp_path, cpu: str, message: str) -> None:

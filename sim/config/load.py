@@ -144,12 +144,25 @@ def _message(error: Any) -> str:
             message = f"expected true or false, got the text {given!r} (in quotes); write it without quotes"
     elif kind == "too_short" and error.get("ctx", {}).get("min_length") == 1:
         message = "needs at least one entry"
+    elif kind in ("int_type", "int_parsing", "int_from_float", "float_type", "float_parsing"):
+        given = error.get("input")
+        message = f"expected {'a whole number' if kind.startswith('int') else 'a number'}, got {_kind_of(given)}"
+        if isinstance(given, str) and _is_number(given):
+            message += "; write it without quotes"
     elif kind == "string_type":
         given = error.get("input")
         message = f"expected text, got {_kind_of(given)}"
         if isinstance(given, int | float) and not isinstance(given, bool):
             message += "; put it in quotes to keep it as written"
     return message
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _kind_of(value: Any) -> str:

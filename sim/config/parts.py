@@ -156,7 +156,8 @@ class Drive(Part):
                 raise ValueError(f"an SSD needs {', '.join(missing)} (its datasheet's random figures)")
         for field, random in (("seq_read_latency", "read_latency"), ("seq_write_latency", "write_latency")):
             given = getattr(self, field)
-            if given is not None and given > (getattr(self, random) or 0.0):
+            # An SSD gives the random latency (checked above); an HDD gives no sequential one.
+            if given is not None and given > getattr(self, random):
                 # A datasheet prints the sequential latency below the random one (the drive's read-ahead
                 # or write buffer serves it); above it is a swapped pair.
                 raise ValueError(
