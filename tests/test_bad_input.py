@@ -1634,7 +1634,10 @@ def test_a_cpu_takes_overrides_as_other_parts_do(tmp_path) -> None:
         ("{overrides: {cores: 1}}", "cpu.part: missing required key 'part'"),
         ("[xeon-gold-6330]", "cpu: expected text or a mapping ({part: ...}), got a list"),
         ("{part: xeon-gold-6330, overrides: {cores: 0}}", "cpu.overrides.cores: must be at least 1, got 0"),
-        ("{part: xeon-gold-6330, overrides: {cores: 1.5}}", "cpu.overrides.cores: expected a whole number, got a number (1.5)"),  # noqa: E501
+        (
+            "{part: xeon-gold-6330, overrides: {cores: 1.5}}",
+            "cpu.overrides.cores: expected a whole number, got a number (1.5)",
+        ),  # noqa: E501
     ],
 )
 def test_a_cpu_given_wrong_gets_one_problem_in_pfssims_words(tmp_path, cpu: str, message: str) -> None:
