@@ -106,9 +106,15 @@ def test_a_beegfs_shared_file_says_the_stripe_it_takes() -> None:
     # IOR N-1 puts one file on one stripe: with the topology's own stripe of few targets, that is the
     # rate of those targets (a newcomer's README example ran 64 tasks on 1 of 32 at 1.8 GB/s).
     text = " ".join(_render([_point(IOR, "write", 4, 2.0e9, "B/s")], [IOR]).split())
-    assert "shared's one shared file is striped as the topology says: over 1 of 1 targets in 2 MiB chunks" in text
-    # A file per task, or a workload that sets its own stripe, gets no such note.
-    assert "striped as the topology says" not in _render([_point(RANDOM, "random_read", 4, 1e4, "op/s")], [RANDOM])
+    note = "shared's one shared file is striped over the topology's num_targets: 1 of 1 targets, in 2 MiB chunks"
+    assert note in text
+    # A file per task, or a workload that sets its own num_targets, gets no such note.
+    assert "topology's num_targets:" not in _render([_point(RANDOM, "random_read", 4, 1e4, "op/s")], [RANDOM])
+    # One that sets only its own chunk size keeps the topology's count, and is told it (the review
+    # of session 36), with its own chunks.
+    chunked = IOR.model_copy(update={"stripe": StripeOverride(chunk_size="1 MiB")})
+    text = " ".join(_render([_point(chunked, "write", 4, 2.0e9, "B/s")], [chunked]).split())
+    assert "shared file is striped over the topology's num_targets: 1 of 1 targets, in 1 MiB chunks" in text
 
 
 def test_a_command_line_swept_over_other_thread_counts_says_which() -> None:

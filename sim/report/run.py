@@ -203,13 +203,16 @@ def render_run(result: RunResult, console: Console) -> None:
         console.print(table)
         own = workload_settings(result.system, workload)
         fs = result.system.spec.filesystem
-        if isinstance(fs, BeeGFSSpec) and isinstance(workload, Workload) and workload.shared_file and not own:
+        inherits = isinstance(workload, Workload) and (workload.stripe is None or workload.stripe.num_targets is None)
+        if isinstance(fs, BeeGFSSpec) and isinstance(workload, Workload) and workload.shared_file and inherits:
             # One shared file takes one stripe: with the topology's few targets it is those targets'
             # rate, whatever the system's (a newcomer's IOR N-1 on beegfs-high-capacity: 1.8 GB/s).
+            # Said whenever the count is the topology's, a workload's own chunk size or not.
             count = min(fs.num_targets, len(result.system.storage_targets))
+            chunk = (workload.stripe.chunk_size if workload.stripe else None) or fs.chunk_size
             console.print(
-                f"{workload.name}'s one shared file is striped as the topology says: over {count} of "
-                f"{len(result.system.storage_targets)} targets in {format_bytes(fs.chunk_size)} chunks "
+                f"{workload.name}'s one shared file is striped over the topology's num_targets: {count} of "
+                f"{len(result.system.storage_targets)} targets, in {format_bytes(chunk)} chunks "
                 "(a workload file's stripe: sets its own, as the benchmark directory's beegfs-ctl --setpattern)"
             )
         if own:
