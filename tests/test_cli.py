@@ -1281,7 +1281,8 @@ def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_inter
     # The table names the topology files where the names agree, and the result files where the
     # files agree too.
     table = " ".join(run_cli("compare", str(base), str(other)).stdout.split())
-    assert f"cmd1 (iozone_seq_nn): {fast} against {TINY}" in table and "+100.0% │ higher" in table
+    assert f"cmd1 (iozone_seq_nn: iozone -i 0 -r 1m -I -e -s 1g -t 8): {fast} against {TINY}" in table
+    assert "+100.0% │ higher" in table
     table = run_cli("compare", str(base), str(base)).stdout
     assert table.count("the same") == 2 and "│ higher" not in table and str(base) in table
     # Another seed: a drive-bound point has an interval of almost nothing, so the intervals of two
@@ -1314,6 +1315,25 @@ def test_a_comparisons_verdict_needs_the_intervals_apart_and_a_change_beyond_the
         assert comparison.verdict(PointPair("w", "iozone_seq_nn", "write", 1, "B/s", base, other)) == verdict
     zero = PointPair("w", "iozone_seq_nn", "write", 1, "B/s", side(0, 0.0), side(1, 0.0))
     assert zero.base.text("B/s", "iozone_seq_nn") == "0 B/s" and math.isinf(zero.change)
+    # A bottleneck moves only to a part the base run held less busy (a what-if review found arrows
+    # between eleven HCAs all at 100%, or two controllers of one array).
+    busy = {"hca1": 1.0, "hca2": 0.995, "drives": 0.7}
+
+    def named(part: str, utilization: float = 1.0, shares: dict | None = None) -> Side:
+        return Side(100, 99, 101, part, utilization, True, (), shares or {})
+
+    def moved(base: Side, other: Side) -> bool:
+        return PointPair("w", "iozone_seq_nn", "write", 1, "B/s", base, other).moved
+
+    assert not moved(named("hca1", shares=busy), named("hca2"))  # a tie
+    assert moved(named("hca1", shares=busy), named("drives"))
+    assert not moved(named("hca1", 0.3, busy), named("drives", 0.4))  # latency-bound both
+    # What else may have made a change: other code, parameters, seeds, replications.
+    plain = run(0.02)
+    assert Comparison(plain, plain).cautions() == []
+    other = RunFile(Path("o.json"), "t", "t.yaml", 2, 0.02, {}, {}, ("0.1.0", "abc", "{}"), 3)
+    said = " ".join(Comparison(plain, other).cautions())
+    assert "different pfssim code" in said and "different seeds (1 and 2)" in said and "means of 1 and of 3" in said
 
 
 def test_compare_refuses_what_is_not_two_comparable_run_results(tmp_path: Path) -> None:

@@ -131,7 +131,15 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     compare = commands.add_parser(
-        "compare", help="compare two pfssim run --json results point by point (a what-if: before and after)"
+        "compare",
+        help="compare two pfssim run --json results point by point (a what-if: before and after)",
+        description=(
+            "Compare two pfssim run --json results point by point: points are matched by workload, op and "
+            "thread count, and a workload of one name must have the same settings in both runs. A change is "
+            "higher or lower only where the two 95% intervals do not overlap and it is larger than the runs' "
+            "--precision; the bottleneck shows an arrow where it moved to a part the base run held less busy. "
+            "Exit 0, or 2 for a file that is not a run's JSON result, differing workloads or no point in common."
+        ),
     )
     compare.add_argument("base", type=_file_path, help="the run to compare against (pfssim run --json output)")
     compare.add_argument("other", type=_file_path, help="the run compared with it")

@@ -15,19 +15,23 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.table import Table
 
+from sim.benchmarks.driver import limit_of
 from sim.benchmarks.result import SCHEMA_VERSION as RUN_SCHEMA_VERSION
 from sim.errors import PfssimError
 from sim.report.run import bottleneck_text, format_value, interval_text
 
 #: Version of ``pfssim compare --json``'s object.
 SCHEMA_VERSION = 1
+
+#: Utilisation within which a part as busy as a run's bottleneck could have been named instead.
+TIE = 0.02
 
 #: What a point of a run result must give, and of what type (float: any finite number).
 _POINT_KEYS: dict[str, type] = {
@@ -55,6 +59,28 @@ class Side:
     bottleneck: str
     bottleneck_utilization: float
     converged: bool
+    not_converged: tuple[str, ...] = ()
+    # How busy every part and pool was (utilisation, occupancy), to tell a bottleneck that moved
+    # from one of several parts equally busy (``PointPair.moved``).
+    busy: dict[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def limit(self) -> str:
+        """``capacity`` or ``latency``, as the run says it (``sim.benchmarks.driver.limit_of``)."""
+        return limit_of(self.bottleneck_utilization)
+
+    def json(self) -> dict[str, Any]:
+        """The side as ``compare --json`` gives it."""
+        return {
+            "value": self.value,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "bottleneck": self.bottleneck,
+            "bottleneck_utilization": self.bottleneck_utilization,
+            "limit": self.limit,
+            "converged": self.converged,
+            "not_converged": list(self.not_converged),
+        }
 
     def text(self, unit: str, benchmark: str) -> str:
         """The value and its interval as the run tables print them (``*``: not converged)."""
@@ -82,6 +108,20 @@ class PointPair:
         if self.base.value == 0:
             return 0.0 if self.other.value == 0 else math.inf
         return self.other.value / self.base.value - 1
+
+    @property
+    def moved(self) -> bool:
+        """Whether the bottleneck moved: to a part the base run held below its own bottleneck (by
+        more than :data:`TIE`). Several equal parts at the same utilisation (a system's eleven
+        server HCAs, two controllers of an array) name one of them by chance, and a change of which
+        is no move; nor is one between two latency-bound points, whose named part is only the
+        busiest."""
+        if self.base.bottleneck == self.other.bottleneck:
+            return False
+        if self.base.limit == "latency" and self.other.limit == "latency":
+            return False
+        there = self.base.busy.get(self.other.bottleneck, 0.0)
+        return there < self.base.bottleneck_utilization - TIE
 
     @property
     def apart(self) -> str:
@@ -115,6 +155,31 @@ class Comparison:
             return "same"
         return pair.apart
 
+    def cautions(self) -> list[str]:
+        """What may make a change something other than the what-if's: other model code or
+        parameters, other seeds, a mean of several runs against one."""
+        said = []
+        version, code, parameters = self.base.model
+        other_version, other_code, other_parameters = self.other.model
+        if (version, code) != (other_version, other_code):
+            said.append(
+                f"the runs come from different pfssim code ({version} {code[:12]} and {other_version} "
+                f"{other_code[:12]}): a change may be the model's, not the what-if's; run both with one pfssim"
+            )
+        elif parameters != other_parameters:
+            said.append("the runs used different model parameters: a change may be theirs, not the what-if's")
+        if self.base.seed != self.other.seed:
+            said.append(
+                f"the runs used different seeds ({self.base.seed} and {self.other.seed}): a seed draws its own file "
+                "layout and start, which neither interval holds; --replications covers them"
+            )
+        if self.base.replications != self.other.replications:
+            said.append(
+                f"the points are means of {self.base.replications} and of {self.other.replications} runs "
+                "(--replications): their intervals hold different things"
+            )
+        return said
+
     def labels(self) -> tuple[str, str]:
         """How the tables name the two runs: by their topologies' names, or where those agree (a
         copy that kept its name) their files, or where those agree too (one topology run twice)
@@ -139,6 +204,10 @@ class RunFile:
     precision: float
     workloads: dict[str, dict[str, Any]]  # by name, their settings as the run's inputs give them
     points: dict[tuple[str, str, int], dict[str, Any]]  # by (workload, op, threads)
+    # What the numbers came from beyond the inputs: pfssim's version, its model code and parameters
+    # (``model_sha256``, ``inputs.parameters``), and the runs each point is the mean of.
+    model: tuple[str, str, str] = ("", "", "")
+    replications: int = 1
 
 
 def _fail(path: Path, where: str, message: str) -> NoReturn:
@@ -211,7 +280,20 @@ def load_run(path: Path) -> RunFile:
         if key3 in keyed:
             _fail(path, where, f"{key3[0]} {key3[1]} at {key3[2]} threads is given twice")
         keyed[key3] = point
-    return RunFile(path, topology["name"], topology["file"], seed, resolution, {w["name"]: w for w in workloads}, keyed)
+    parameters = json.dumps(inputs.get("parameters"), sort_keys=True)
+    model = (str(data.get("pfssim_version", "")), str(data.get("model_sha256", "")), parameters)
+    replications = precision.get("replications", 1)
+    return RunFile(
+        path,
+        topology["name"],
+        topology["file"],
+        seed,
+        resolution,
+        {w["name"]: w for w in workloads},
+        keyed,
+        model,
+        replications if isinstance(replications, int) and not isinstance(replications, bool) else 1,
+    )
 
 
 #: A workload's settings that may differ between two runs compared: its thread counts (a run may
@@ -224,6 +306,14 @@ def _differing(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def _side(point: dict[str, Any]) -> Side:
+    busy: dict[str, float] = {}
+    for key in ("utilization", "pool_occupancy"):
+        shares = point.get(key)
+        if isinstance(shares, dict):
+            busy.update(
+                {n: float(u) for n, u in shares.items() if isinstance(u, int | float) and not isinstance(u, bool)}
+            )
+    codes = point.get("not_converged")
     return Side(
         float(point["value"]),
         float(point["ci_low"]),
@@ -231,6 +321,8 @@ def _side(point: dict[str, Any]) -> Side:
         point["bottleneck"],
         float(point["bottleneck_utilization"]),
         point["converged"],
+        tuple(str(c) for c in codes) if isinstance(codes, list) else (),
+        busy,
     )
 
 
@@ -266,15 +358,29 @@ def _percent(change: float) -> str:
     return "0.0%" if text in ("+0.0%", "-0.0%") else text
 
 
+def _only(keys: list[tuple[str, str, int]]) -> str:
+    """``cmd1 write at 256, 512; read at 256``: points by workload and op."""
+    grouped: dict[str, dict[str, list[int]]] = {}
+    for workload, op, threads in keys:
+        grouped.setdefault(workload, {}).setdefault(op, []).append(threads)
+    return "; ".join(
+        f"{workload} " + ", ".join(f"{op} at {', '.join(map(str, sorted(counts)))}" for op, counts in ops.items())
+        for workload, ops in grouped.items()
+    )
+
+
 def render_comparison(comparison: Comparison, console: Console) -> None:
     """One table per workload: each point's two predictions, the change and whether it is one."""
     base, other = comparison.labels()
     words = {"same": "the same", "higher": "higher", "lower": "lower"}
     workloads = list(dict.fromkeys(pair.workload for pair in comparison.pairs))
+    uncertain = False
     for workload in workloads:
         pairs = [pair for pair in comparison.pairs if pair.workload == workload]
-        table = Table(title=f"{workload} ({pairs[0].benchmark}): {other} against {base}")
-        for header in ("op", "threads", base, other, "change", "", "bottleneck"):
+        command = comparison.base.workloads.get(workload, {}).get("command")
+        title = f"{workload} ({pairs[0].benchmark}{': ' + command if command else ''}): {other} against {base}"
+        table = Table(title=title)
+        for header in ("op", "threads", base, other, "change", "verdict", "bottleneck"):
             table.add_column(
                 header,
                 justify="right" if header in ("threads", "change") else "left",
@@ -284,34 +390,36 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         for pair in pairs:
             a = bottleneck_text(pair.base.bottleneck, pair.base.bottleneck_utilization)
             b = bottleneck_text(pair.other.bottleneck, pair.other.bottleneck_utilization)
+            verdict = words[comparison.verdict(pair)]
+            if verdict != "the same" and not (pair.base.converged and pair.other.converged):
+                verdict += "?"
+                uncertain = True
             table.add_row(
                 pair.op,
                 str(pair.threads),
                 pair.base.text(pair.unit, pair.benchmark),
                 pair.other.text(pair.unit, pair.benchmark),
                 _percent(pair.change),
-                words[comparison.verdict(pair)],
-                a if a == b else f"{a} -> {b}",
+                verdict,
+                f"{a} -> {b}" if pair.moved else b,
             )
         console.print(table)
     console.print(
         "a change is higher or lower only where the two 95% intervals do not overlap and it is larger than "
         f"the runs' precision (±{comparison.resolution:.1%}, the resolution they were run to): an interval is its "
         "run's own, and a point held at a fixed rate has almost none; run both with a smaller --precision to "
-        "look closer"
+        "look closer. The bottleneck is the other run's, with an arrow from the base run's where it moved (to a "
+        "part the base run held less busy: among equally busy parts the one named is any of them)"
     )
+    if uncertain:
+        console.print("?: a point that is not converged in its run: the verdict rests on an interval it did not reach")
     if any(not (p.base.converged and p.other.converged) for p in comparison.pairs):
         console.print("*: a point that is not converged in its run (pfssim run says why; --json: not_converged)")
-    if comparison.base.seed != comparison.other.seed:
-        console.print(
-            f"the runs used different seeds ({comparison.base.seed} and {comparison.other.seed}): a seed draws its "
-            "own file layout and start, which neither interval holds; --replications covers them"
-        )
+    for caution in comparison.cautions():
+        console.print(caution)
     for side, keys in ((comparison.base.path, comparison.only_base), (comparison.other.path, comparison.only_other)):
         if keys:
-            listed = ", ".join(f"{w} {op} at {t}" for w, op, t in keys[:5])
-            more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
-            console.print(f"only in {side}: {listed}{more}")
+            console.print(f"only in {side}: {_only(keys)}")
 
 
 def comparison_json(comparison: Comparison) -> dict[str, Any]:
@@ -331,6 +439,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "base": run(comparison.base),
         "other": run(comparison.other),
         "resolution": comparison.resolution,
+        "cautions": comparison.cautions(),
         "points": [
             {
                 "workload": p.workload,
@@ -338,10 +447,11 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
                 "op": p.op,
                 "threads": p.threads,
                 "unit": p.unit,
-                "base": asdict(p.base),  # value, ci_low, ci_high, bottleneck, its utilisation, converged
-                "other": asdict(p.other),
+                "base": p.base.json(),
+                "other": p.other.json(),
                 "change": None if math.isinf(p.change) else p.change,
                 "verdict": comparison.verdict(p),
+                "bottleneck_moved": p.moved,
             }
             for p in comparison.pairs
         ],
