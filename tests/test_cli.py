@@ -1285,6 +1285,11 @@ def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_inter
     assert "+100.0% │ higher" in table
     table = run_cli("compare", str(base), str(base)).stdout
     assert table.count("the same") == 2 and "│ higher" not in table and str(base) in table
+    # Both runs' curves drawn; a plot file pfssim cannot write is refused before anything is read.
+    plotted = run_cli("compare", str(base), str(other), "--plot", str(tmp_path / "c.png"))
+    assert plotted.code == 0 and (tmp_path / "c.png").read_bytes().startswith(b"\x89PNG")
+    refused = run_cli("compare", str(tmp_path / "missing.json"), str(other), "--plot", str(tmp_path / "c.txt"))
+    assert refused.code == 2 and "the plot file must end in .png or .svg" in refused.stderr
     # Another seed: a drive-bound point has an interval of almost nothing, so the intervals of two
     # seeds need not overlap; a change within the runs' precision is the same (the session's review
     # found "0.0% higher").

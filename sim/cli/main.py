@@ -144,6 +144,9 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("base", type=_file_path, help="the run to compare against (pfssim run --json output)")
     compare.add_argument("other", type=_file_path, help="the run compared with it")
     compare.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    compare.add_argument(
+        "--plot", action=_Once, type=_output_file, metavar="FILE", help="write both runs' curves to FILE (.png or .svg)"
+    )
 
     reproduce = commands.add_parser(
         "reproduce", help="run the published suites and score the predictions against the published results"
@@ -482,8 +485,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``pfssim compare``: two run results side by side; exit 2 when they share no point."""
-    from sim.report.compare import compare_runs, comparison_json, load_run, render_comparison
+    from sim.report.compare import (
+        compare_runs,
+        comparison_json,
+        load_run,
+        render_comparison,
+        write_comparison_plot,
+    )
+    from sim.report.plot import check_plot_path
 
+    if args.plot is not None:
+        check_plot_path(args.plot)
     comparison = compare_runs(load_run(args.base), load_run(args.other))
     if not comparison.pairs:
         raise PfssimError(
@@ -495,6 +507,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         console = _Console(markup=False)
         render_comparison(comparison, console if console.is_terminal else _Console(markup=False, width=160))
+    if args.plot is not None:
+        sys.stdout.flush()  # the table or JSON is out before a plot that cannot be written (exit 2)
+        write_comparison_plot(comparison, args.plot)
     return EXIT_OK
 
 

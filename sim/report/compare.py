@@ -17,6 +17,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from textwrap import fill
 from typing import Any, NoReturn
 
 from rich.console import Console
@@ -25,6 +26,7 @@ from rich.table import Table
 from sim.benchmarks.driver import limit_of
 from sim.benchmarks.result import SCHEMA_VERSION as RUN_SCHEMA_VERSION
 from sim.errors import PfssimError
+from sim.report.plot import LOG_VALUES_SPAN, check_plot_path, thread_axis, value_scale, write_figure
 from sim.report.run import bottleneck_text, format_value, interval_text
 
 #: Version of ``pfssim compare --json``'s object.
@@ -458,3 +460,55 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "only_base": [{"workload": w, "op": op, "threads": t} for w, op, t in comparison.only_base],
         "only_other": [{"workload": w, "op": op, "threads": t} for w, op, t in comparison.only_other],
     }
+
+
+def comparison_figure(comparison: Comparison):  # noqa: ANN201 - a matplotlib Figure (imported lazily)
+    """One panel per workload: each operation's two curves with their 95% bands, the base run's
+    solid and the other's dashed, points not converged ringed in red, as ``pfssim run --plot``
+    rings them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    base, other = comparison.labels()
+    workloads = list(dict.fromkeys(pair.workload for pair in comparison.pairs))
+    fig, axes = plt.subplots(len(workloads), 1, figsize=(11, 3.6 * len(workloads)), squeeze=False)
+    for ax, workload in zip(axes[:, 0], workloads, strict=True):
+        pairs = [pair for pair in comparison.pairs if pair.workload == workload]
+        scale, unit = value_scale(pairs[0].unit, pairs[0].benchmark)
+        values = []
+        for op in dict.fromkeys(pair.op for pair in pairs):
+            curve = sorted((pair for pair in pairs if pair.op == op), key=lambda pair: pair.threads)
+            x = [pair.threads for pair in curve]
+            color = None
+            for label, style, sides in ((base, "-", [p.base for p in curve]), (other, "--", [p.other for p in curve])):
+                (line,) = ax.plot(
+                    x, [s.value / scale for s in sides], style, marker="o", color=color, label=f"{op}, {label}"
+                )
+                color = line.get_color()
+                ax.fill_between(
+                    x, [s.ci_low / scale for s in sides], [s.ci_high / scale for s in sides], color=color, alpha=0.15
+                )
+                loose = [(t, s) for t, s in zip(x, sides, strict=True) if not s.converged]
+                if loose:
+                    ax.plot([t for t, _ in loose], [s.value / scale for _, s in loose], linestyle="none", marker="o",
+                            markersize=11, markerfacecolor="none", color="red")  # fmt: skip
+                values += [s.value for s in sides if s.value > 0]
+        mdtest = pairs[0].benchmark == "mdtest"
+        thread_axis(ax, mdtest or (bool(values) and max(values) > LOG_VALUES_SPAN * min(values)))
+        ax.set_ylabel(unit)
+        ax.set_title(
+            fill(f"{workload}: {other} (dashed) against {base} (solid)", 80).replace("$", r"\$"), fontsize="medium"
+        )
+        ax.grid(True, alpha=0.3)
+        ax.legend(title="red ring: not converged", title_fontsize="small", fontsize="small", loc="upper left",
+                  bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)  # fmt: skip
+    fig.tight_layout()
+    return fig
+
+
+def write_comparison_plot(comparison: Comparison, path: Path) -> None:
+    """The curves of :func:`comparison_figure`, written to ``path``."""
+    check_plot_path(path)
+    write_figure(comparison_figure(comparison), path)

@@ -200,11 +200,16 @@ def _ceiling_steps(result: RunResult, workload: AnyWorkload, x: list[int]) -> li
 
 
 def write_plot(result: RunResult, path: Path) -> None:
-    """The curves of :func:`figure`, rendered in memory, then written whole (never half a file)."""
+    """The curves of :func:`figure`, written to ``path``."""
     check_plot_path(path)
+    write_figure(figure(result), path)
+
+
+def write_figure(fig, path: Path) -> None:  # noqa: ANN001 - a matplotlib Figure
+    """``fig`` rendered in memory in the format of ``path``'s extension, then written whole (never
+    half a file), and closed."""
     import matplotlib.pyplot as plt
 
-    fig = figure(result)
     buffer = io.BytesIO()
     try:
         fig.savefig(buffer, format=FORMATS[path.suffix.lower()])
