@@ -1274,6 +1274,10 @@ def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_inter
     data = json.loads(result.stdout)
     assert data["base"]["topology"] == "tiny" and data["other"]["topology"] == "tiny"  # the copy kept its name
     assert data["base"]["result"] == str(base) and data["resolution"] == 0.02
+    # What differs between the topologies: the drive's write rate moves the write ceiling.
+    changes = data["topology_changes"]
+    assert changes["parts"] == [] and changes["filesystem"] == [] and changes["unread"] == []
+    assert changes["ceilings"] == {"write": {"base": pytest.approx(1.3e9), "other": pytest.approx(2.6e9)}}
     (eight,) = [p for p in data["points"] if p["threads"] == 8]
     assert eight["base"]["value"] == pytest.approx(1.3e9, rel=1e-4)
     assert eight["other"]["value"] == pytest.approx(2.6e9, rel=1e-4)
@@ -1285,6 +1289,11 @@ def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_inter
     assert "+100.0% │ higher" in table
     table = run_cli("compare", str(base), str(base)).stdout
     assert table.count("the same") == 2 and "│ higher" not in table and str(base) in table
+    assert json.loads(run_cli("compare", str(base), str(base), "--json").stdout)["topology_changes"] is None
+    # A topology edited since its run is not read as the run's.
+    fast.write_text(fast.read_text() + "\n")
+    table = " ".join(run_cli("compare", str(base), str(other)).stdout.split())
+    assert f"(not compared: {fast} has changed since {other} was run)" in table
     # Both runs' curves drawn; a plot file pfssim cannot write is refused before anything is read.
     plotted = run_cli("compare", str(base), str(other), "--plot", str(tmp_path / "c.png"))
     assert plotted.code == 0 and (tmp_path / "c.png").read_bytes().startswith(b"\x89PNG")

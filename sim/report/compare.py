@@ -13,21 +13,27 @@ look closer).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from textwrap import fill
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 from rich.table import Table
 
 from sim.benchmarks.driver import limit_of
 from sim.benchmarks.result import SCHEMA_VERSION as RUN_SCHEMA_VERSION
+from sim.config.units import Dimension, format_quantity
 from sim.errors import PfssimError
+from sim.fs.settings import filesystem_settings
 from sim.report.plot import LOG_VALUES_SPAN, check_plot_path, thread_axis, value_scale, write_figure
 from sim.report.run import bottleneck_text, format_value, interval_text
+
+if TYPE_CHECKING:
+    from sim.topology.summary import Summary
 
 #: Version of ``pfssim compare --json``'s object.
 SCHEMA_VERSION = 1
@@ -144,6 +150,7 @@ class Comparison:
     pairs: list[PointPair] = field(default_factory=list)
     only_base: list[tuple[str, str, int]] = field(default_factory=list)
     only_other: list[tuple[str, str, int]] = field(default_factory=list)
+    changes: TopologyChanges | None = None  # what differs between the two topologies (None: one file)
 
     @property
     def resolution(self) -> float:
@@ -210,6 +217,8 @@ class RunFile:
     # (``model_sha256``, ``inputs.parameters``), and the runs each point is the mean of.
     model: tuple[str, str, str] = ("", "", "")
     replications: int = 1
+    topology_path: str = ""  # absolute, as the run recorded it
+    topology_sha256: str = ""  # of the bytes the run loaded
 
 
 def _fail(path: Path, where: str, message: str) -> NoReturn:
@@ -295,6 +304,8 @@ def load_run(path: Path) -> RunFile:
         keyed,
         model,
         replications if isinstance(replications, int) and not isinstance(replications, bool) else 1,
+        str(topology.get("path") or ""),
+        str(topology.get("sha256") or ""),
     )
 
 
@@ -328,6 +339,63 @@ def _side(point: dict[str, Any]) -> Side:
     )
 
 
+@dataclass
+class TopologyChanges:
+    """What differs between the two runs' topologies, read from their files when those are as the
+    runs loaded them: parts counted by kind and model, the ``pfssim show`` ceilings and the file-
+    system settings as the model runs them."""
+
+    parts: list[tuple[str, str, int, int]] = field(default_factory=list)  # kind, model, base count, other count
+    ceilings: dict[str, tuple[float, float]] = field(default_factory=dict)  # read, write: (base, other) B/s
+    settings: list[tuple[str, str, str]] = field(default_factory=list)  # key, base value, other value
+    unread: list[str] = field(default_factory=list)  # why a topology could not be read as its run loaded it
+
+
+def _summary(run: RunFile, unread: list[str]) -> Summary | None:
+    """The run's topology summarised, if its file is still the bytes the run loaded."""
+    from sim.topology.build import load_system
+    from sim.topology.summary import summarize
+
+    path = Path(run.topology_path or run.topology_file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        unread.append(f"{path}: cannot read file: {exc.strerror or exc}")
+        return None
+    if run.topology_sha256 and hashlib.sha256(data).hexdigest() != run.topology_sha256:
+        unread.append(f"{path} has changed since {run.path} was run")
+        return None
+    try:
+        return summarize(load_system(path))
+    except PfssimError as exc:
+        unread.append(f"{path}: {exc}")
+        return None
+
+
+def topology_changes(base: RunFile, other: RunFile) -> TopologyChanges | None:
+    """What differs between the runs' topologies (None when both ran one file, unchanged)."""
+    if base.topology_sha256 and base.topology_sha256 == other.topology_sha256:
+        return None
+    changes = TopologyChanges()
+    a, b = _summary(base, changes.unread), _summary(other, changes.unread)
+    if a is None or b is None:
+        return changes
+    mine = {(kind, model): n for kind, model, n in a.parts_by_model()}
+    theirs = {(kind, model): n for kind, model, n in b.parts_by_model()}
+    for key in sorted(mine.keys() | theirs.keys()):
+        if mine.get(key, 0) != theirs.get(key, 0):
+            changes.parts.append((*key, mine.get(key, 0), theirs.get(key, 0)))
+    for op, x, y in (("read", a.read, b.read), ("write", a.write, b.write)):
+        if x.Bps != y.Bps:
+            changes.ceilings[op] = (x.Bps, y.Bps)
+    before = {setting.key: setting.text for setting in filesystem_settings(a.system)}
+    after = {setting.key: setting.text for setting in filesystem_settings(b.system)}
+    for setting in sorted(before.keys() | after.keys()):
+        if before.get(setting) != after.get(setting):
+            changes.settings.append((setting, before.get(setting, "-"), after.get(setting, "-")))
+    return changes
+
+
 def compare_runs(base: RunFile, other: RunFile) -> Comparison:
     """The points of ``other`` against those of ``base``, matched by workload, op and thread count;
     a workload of one name must have the same settings in both (``--cmd`` workloads are named by
@@ -350,6 +418,7 @@ def compare_runs(base: RunFile, other: RunFile) -> Comparison:
         )
         result.pairs.append(pair)
     result.only_other = [key for key in other.points if key not in base.points]
+    result.changes = topology_changes(base, other)
     return result
 
 
@@ -371,15 +440,37 @@ def _only(keys: list[tuple[str, str, int]]) -> str:
     )
 
 
+def _changes_text(changes: TopologyChanges | None, base: str, other: str) -> list[str]:
+    """What differs between the topologies, as lines above the tables."""
+    if changes is None:
+        return []
+    lines = [f"{other} against {base}:"]
+    lines += [f"  {kind} {model}: {n} -> {m}".replace("  : ", ": ") for kind, model, n, m in changes.parts]
+    for op, (x, y) in changes.ceilings.items():
+        lines.append(
+            f"  {op} ceiling (pfssim show): {format_quantity(x, Dimension.BANDWIDTH)} -> "
+            f"{format_quantity(y, Dimension.BANDWIDTH)}"
+        )
+    lines += [f"  filesystem.{key}: {x} -> {y}" for key, x, y in changes.settings]
+    lines += [f"  (not compared: {why})" for why in changes.unread]
+    if len(lines) == 1:
+        lines.append("  no part, ceiling or file-system setting differs")
+    return lines
+
+
 def render_comparison(comparison: Comparison, console: Console) -> None:
     """One table per workload: each point's two predictions, the change and whether it is one."""
     base, other = comparison.labels()
     words = {"same": "the same", "higher": "higher", "lower": "lower"}
     workloads = list(dict.fromkeys(pair.workload for pair in comparison.pairs))
     uncertain = False
+    for line in _changes_text(comparison.changes, base, other):
+        console.print(line)
     for workload in workloads:
         pairs = [pair for pair in comparison.pairs if pair.workload == workload]
-        command = comparison.base.workloads.get(workload, {}).get("command")
+        settings = comparison.base.workloads.get(workload, {})
+        # A --cmd workload is named by its place (cmd1): its line says which it is.
+        command = settings.get("command") if settings.get("source") == "--cmd" else None
         title = f"{workload} ({pairs[0].benchmark}{': ' + command if command else ''}): {other} against {base}"
         table = Table(title=title)
         for header in ("op", "threads", base, other, "change", "verdict", "bottleneck"):
@@ -441,6 +532,14 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "base": run(comparison.base),
         "other": run(comparison.other),
         "resolution": comparison.resolution,
+        "topology_changes": None
+        if comparison.changes is None
+        else {
+            "parts": [{"kind": k, "model": m, "base": n, "other": o} for k, m, n, o in comparison.changes.parts],
+            "ceilings": {op: {"base": x, "other": y} for op, (x, y) in comparison.changes.ceilings.items()},
+            "filesystem": [{"key": k, "base": x, "other": y} for k, x, y in comparison.changes.settings],
+            "unread": comparison.changes.unread,
+        },
         "cautions": comparison.cautions(),
         "points": [
             {
