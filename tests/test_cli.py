@@ -1308,6 +1308,29 @@ def test_compare_sets_two_runs_side_by_side_and_calls_a_change_only_beyond_inter
     assert "different seeds (1 and 2)" in " ".join(run_cli("compare", str(base), str(seed2)).stdout.split())
 
 
+def test_compare_sees_a_what_if_made_in_the_parts_files_and_parts_edited_since(tmp_path: Path) -> None:
+    # The review of compare: a copy whose only change was a part's figure in its parts/ folder was
+    # reported as one system (topology_changes null), and parts edited after a run were read as its.
+    import shutil
+
+    shutil.copytree(ROOT / "topologies" / "parts", tmp_path / "parts")
+    drives = tmp_path / "parts" / "drives.yaml"
+    old = 'seq_write: "1.3 GB/s"'
+    assert old in drives.read_text()
+    drives.write_text(drives.read_text().replace(old, 'seq_write: "2.6 GB/s"', 1))
+    copy = tmp_path / "tiny.yaml"
+    copy.write_text(Path(TINY).read_text())
+    base = _run_json(tmp_path, TINY, "base.json")
+    other = _run_json(tmp_path, str(copy), "other.json")
+    changes = json.loads(run_cli("compare", str(base), str(other), "--json").stdout)["topology_changes"]
+    assert changes["parts_files"] == ["drives.yaml"] and changes["parts"] == [] and changes["unread"] == []
+    assert changes["ceilings"]["write"] == {"base": pytest.approx(1.3e9), "other": pytest.approx(2.6e9)}
+    drives.write_text(drives.read_text() + "\n")
+    table = " ".join(run_cli("compare", str(base), str(other)).stdout.split())
+    assert f"(not compared: parts file drives.yaml beside {copy} has changed since {other} was run)" in table
+    assert "parts file drives.yaml differs" in table
+
+
 def test_a_comparisons_verdict_needs_the_intervals_apart_and_a_change_beyond_the_precision() -> None:
     from sim.report.compare import Comparison, PointPair, RunFile, Side
 
@@ -1382,6 +1405,11 @@ def test_compare_refuses_what_is_not_two_comparable_run_results(tmp_path: Path) 
         (variant("nan.json", lambda d: d["points"][0].update(ci_low="NaN-here")), "nan.json: points[0].ci_low: "),
         (variant("twice.json", lambda d: d["points"].append(d["points"][0])), "twice.json: points[2]: cmd1 write at 1"),
         (variant("seed.json", lambda d: d.update(seed="1")), "seed.json: seed: expected a whole number"),
+        (variant("none.json", lambda d: d.update(points=[])), "none.json: points: the run has no points to compare"),
+        (
+            variant("loose.json", lambda d: d["inputs"]["precision"].update(rel_precision=-1)),
+            "loose.json: inputs.precision.rel_precision: expected a fraction between 0 and 1, got -1.0",
+        ),
     ]
     assert len(data["points"]) == 2
     for path, message in cases:

@@ -62,6 +62,13 @@ def _file_path(text: str) -> Path:
     return Path(text)
 
 
+def _json_path(text: str) -> Path:
+    """A result file argument (``compare``): an empty one is refused as such."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a pfssim run --json result file")
+    return Path(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pfssim",
@@ -141,8 +148,8 @@ def _parser() -> argparse.ArgumentParser:
             "Exit 0, or 2 for a file that is not a run's JSON result, differing workloads or no point in common."
         ),
     )
-    compare.add_argument("base", type=_file_path, help="the run to compare against (pfssim run --json output)")
-    compare.add_argument("other", type=_file_path, help="the run compared with it")
+    compare.add_argument("base", type=_json_path, help="the run to compare against (pfssim run --json output)")
+    compare.add_argument("other", type=_json_path, help="the run compared with it")
     compare.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     compare.add_argument(
         "--plot", action=_Once, type=_output_file, metavar="FILE", help="write both runs' curves to FILE (.png or .svg)"

@@ -178,9 +178,15 @@ class Comparison:
         elif parameters != other_parameters:
             said.append("the runs used different model parameters: a change may be theirs, not the what-if's")
         if self.base.seed != self.other.seed:
+            replicated = self.base.replications > 1 and self.other.replications > 1
             said.append(
-                f"the runs used different seeds ({self.base.seed} and {self.other.seed}): a seed draws its own file "
-                "layout and start, which neither interval holds; --replications covers them"
+                f"the runs used different seeds ({self.base.seed} and {self.other.seed})"
+                + (
+                    ""
+                    if replicated
+                    else ": a seed draws its own file layout and start, which neither interval holds; "
+                    "--replications covers them"
+                )
             )
         if self.base.replications != self.other.replications:
             said.append(
@@ -219,6 +225,8 @@ class RunFile:
     replications: int = 1
     topology_path: str = ""  # absolute, as the run recorded it
     topology_sha256: str = ""  # of the bytes the run loaded
+    parts_sha256: dict[str, str] = field(default_factory=dict)  # parts file name -> of the bytes the run loaded
+    spec_sha256: str = ""  # of the system as simulated
 
 
 def _fail(path: Path, where: str, message: str) -> NoReturn:
@@ -267,6 +275,8 @@ def load_run(path: Path) -> RunFile:
     if not isinstance(precision, dict):
         _fail(path, "inputs.precision", "expected an object")
     resolution = _number(path, "inputs.precision.rel_precision", precision.get("rel_precision"))
+    if not 0 < resolution < 1:
+        _fail(path, "inputs.precision.rel_precision", f"expected a fraction between 0 and 1, got {resolution!r}")
     workloads = inputs.get("workloads")
     if not isinstance(workloads, list) or not all(
         isinstance(w, dict) and isinstance(w.get("name"), str) for w in workloads
@@ -275,6 +285,8 @@ def load_run(path: Path) -> RunFile:
     points = data["points"]
     if not isinstance(points, list):
         _fail(path, "points", "expected a list")
+    if not points:
+        _fail(path, "points", "the run has no points to compare")
     keyed: dict[tuple[str, str, int], dict[str, Any]] = {}
     for index, point in enumerate(points):
         where = f"points[{index}]"
@@ -306,6 +318,8 @@ def load_run(path: Path) -> RunFile:
         replications if isinstance(replications, int) and not isinstance(replications, bool) else 1,
         str(topology.get("path") or ""),
         str(topology.get("sha256") or ""),
+        {str(k): str(v) for k, v in parts.items()} if isinstance(parts := topology.get("parts"), dict) else {},
+        str(topology.get("spec_sha256") or ""),
     )
 
 
@@ -348,22 +362,35 @@ class TopologyChanges:
     parts: list[tuple[str, str, int, int]] = field(default_factory=list)  # kind, model, base count, other count
     ceilings: dict[str, tuple[float, float]] = field(default_factory=dict)  # read, write: (base, other) B/s
     settings: list[tuple[str, str, str]] = field(default_factory=list)  # key, base value, other value
+    # Parts catalogue files whose bytes differ between the runs (a part's figures may have changed
+    # under the same model name, which the counts do not show).
+    parts_files: list[str] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)  # why a topology could not be read as its run loaded it
 
 
 def _summary(run: RunFile, unread: list[str]) -> Summary | None:
-    """The run's topology summarised, if its file is still the bytes the run loaded."""
+    """The run's topology summarised, if its file and its parts files are still the bytes the run
+    loaded."""
+    from sim.config.load import catalogue_dir_for
     from sim.topology.build import load_system
     from sim.topology.summary import summarize
 
     path = Path(run.topology_path or run.topology_file)
     try:
         data = path.read_bytes()
-    except OSError as exc:
-        unread.append(f"{path}: cannot read file: {exc.strerror or exc}")
+        parts = {name: (catalogue_dir_for(path) / name).read_bytes() for name in run.parts_sha256}
+    except (OSError, ValueError) as exc:  # ValueError: a path with a NUL in it
+        unread.append(f"{exc.filename if isinstance(exc, OSError) and exc.filename else path}: cannot read file: "
+                      f"{exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}")  # fmt: skip
         return None
     if run.topology_sha256 and hashlib.sha256(data).hexdigest() != run.topology_sha256:
         unread.append(f"{path} has changed since {run.path} was run")
+        return None
+    changed = sorted(
+        name for name, bytes_ in parts.items() if hashlib.sha256(bytes_).hexdigest() != run.parts_sha256[name]
+    )
+    if changed:
+        unread.append(f"parts file {', '.join(changed)} beside {path} has changed since {run.path} was run")
         return None
     try:
         return summarize(load_system(path))
@@ -373,10 +400,21 @@ def _summary(run: RunFile, unread: list[str]) -> Summary | None:
 
 
 def topology_changes(base: RunFile, other: RunFile) -> TopologyChanges | None:
-    """What differs between the runs' topologies (None when both ran one file, unchanged)."""
-    if base.topology_sha256 and base.topology_sha256 == other.topology_sha256:
+    """What differs between the runs' topologies (None when both ran one system: the same topology
+    and parts files, the same system as simulated)."""
+    same = (base.topology_sha256, base.parts_sha256, base.spec_sha256) == (
+        other.topology_sha256,
+        other.parts_sha256,
+        other.spec_sha256,
+    )
+    if same and base.topology_sha256:
         return None
     changes = TopologyChanges()
+    changes.parts_files = sorted(
+        name
+        for name in base.parts_sha256.keys() | other.parts_sha256.keys()
+        if base.parts_sha256.get(name) != other.parts_sha256.get(name)
+    )
     a, b = _summary(base, changes.unread), _summary(other, changes.unread)
     if a is None or b is None:
         return changes
@@ -388,6 +426,10 @@ def topology_changes(base: RunFile, other: RunFile) -> TopologyChanges | None:
     for op, x, y in (("read", a.read, b.read), ("write", a.write, b.write)):
         if x.Bps != y.Bps:
             changes.ceilings[op] = (x.Bps, y.Bps)
+    for op, x, y in (("read", a.read_even, b.read_even), ("write", a.write_even, b.write_even)):
+        # As pfssim show gives them: where an equal share per target lowers a ceiling (in either run).
+        if x.Bps != y.Bps and (a.even_differs(op) or b.even_differs(op)):
+            changes.ceilings[f"{op}, an equal share per target"] = (x.Bps, y.Bps)
     before = {setting.key: setting.text for setting in filesystem_settings(a.system)}
     after = {setting.key: setting.text for setting in filesystem_settings(b.system)}
     for setting in sorted(before.keys() | after.keys()):
@@ -445,16 +487,22 @@ def _changes_text(changes: TopologyChanges | None, base: str, other: str) -> lis
     if changes is None:
         return []
     lines = [f"{other} against {base}:"]
-    lines += [f"  {kind} {model}: {n} -> {m}".replace("  : ", ": ") for kind, model, n, m in changes.parts]
+    lines += [
+        f"  {kind.replace('_', ' ')} {model}: {n} -> {m}".replace("  : ", ": ") for kind, model, n, m in changes.parts
+    ]
     for op, (x, y) in changes.ceilings.items():
         lines.append(
             f"  {op} ceiling (pfssim show): {format_quantity(x, Dimension.BANDWIDTH)} -> "
             f"{format_quantity(y, Dimension.BANDWIDTH)}"
         )
     lines += [f"  filesystem.{key}: {x} -> {y}" for key, x, y in changes.settings]
+    lines += [
+        f"  parts file {name} differs (a part's figures may differ under the same model)"
+        for name in changes.parts_files
+    ]
     lines += [f"  (not compared: {why})" for why in changes.unread]
     if len(lines) == 1:
-        lines.append("  no part, ceiling or file-system setting differs")
+        lines.append("  no part count, ceiling, file-system setting or parts file differs")
     return lines
 
 
@@ -538,6 +586,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
             "parts": [{"kind": k, "model": m, "base": n, "other": o} for k, m, n, o in comparison.changes.parts],
             "ceilings": {op: {"base": x, "other": y} for op, (x, y) in comparison.changes.ceilings.items()},
             "filesystem": [{"key": k, "base": x, "other": y} for k, x, y in comparison.changes.settings],
+            "parts_files": comparison.changes.parts_files,
             "unread": comparison.changes.unread,
         },
         "cautions": comparison.cautions(),
