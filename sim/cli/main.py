@@ -492,13 +492,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``pfssim compare``: two run results side by side; exit 2 when they share no point."""
-    from sim.report.compare import (
-        compare_runs,
-        comparison_json,
-        load_run,
-        render_comparison,
-        write_comparison_plot,
-    )
+    from sim.report.compare import compare_runs, load_run
+    from sim.report.compare_view import comparison_json, render_comparison, write_comparison_plot
     from sim.report.plot import check_plot_path
 
     if args.plot is not None:
