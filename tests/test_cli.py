@@ -1416,3 +1416,51 @@ def test_compare_refuses_what_is_not_two_comparable_run_results(tmp_path: Path) 
         result = run_cli("compare", str(base), str(path))
         assert result.code == 2, (path, result.stdout)
         assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_set_replaces_a_topology_value_for_a_what_if_and_says_so(tmp_path: Path) -> None:
+    # Two architects' reviews: a what-if took a copy of the topology and of its parts folder.
+    from sim.config.overrides import parse_setting
+    from sim.topology.build import load_system
+
+    setting = parse_setting("servers[1].numa[0].raid_groups[0].stripe_unit=128 KiB")
+    assert setting.path == ("servers", 1, "numa", 0, "raid_groups", 0, "stripe_unit") and setting.value == "128 KiB"
+    assert parse_setting("filesystem.workers={meta: 2, storage: 2}").value == {"meta": 2, "storage": 2}
+    system = load_system(TINY, [parse_setting("filesystem.workers.storage=2")])
+    assert system.spec.filesystem.workers["storage"] == 2 and system.settings == ("filesystem.workers.storage=2",)
+    base = _run_json(tmp_path, TINY, "base.json")
+    other = _run_json(tmp_path, TINY, "other.json", "--set", "filesystem.workers.storage=2")
+    data = json.loads(other.read_text())
+    assert data["inputs"]["topology"]["set"] == ["filesystem.workers.storage=2"]
+    assert json.loads(base.read_text())["inputs"]["topology"]["set"] == []
+    compared = json.loads(run_cli("compare", str(base), str(other), "--json").stdout)
+    assert compared["topology_changes"]["filesystem"] == [{"key": "workers.storage", "base": "8", "other": "2"}]
+    table = " ".join(run_cli("compare", str(base), str(other)).stdout.split())
+    assert (
+        "cmd1 (iozone_seq_nn: iozone -i 0 -r 1m -I -e -s 1g -t 8): tiny --set filesystem.workers.storage=2 against tiny"
+        in table
+    )
+    shown = run_cli("run", TINY, "--cmd", "iozone -i 0 -r 1m -I -e -s 1g -t 2", "--set", "filesystem.workers.storage=2")
+    assert "tiny --set filesystem.workers.storage=2: cmd1" in " ".join(shown.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("filesystem.num_targets=0", "--set filesystem.num_targets: must be at least 1, got 0"),
+        ("filesystem.num_target=2", "--set filesystem.num_target: unknown key 'num_target'"),
+        ("servers[9].part=x", "--set servers[9].part=x: "),
+        ("enclosures[0].count=4", "has no enclosures"),
+        ("nonsense", "--set 'nonsense': give KEY=VALUE"),
+        ("filesystem..chunk_size=1 MiB", "cannot read 'filesystem..chunk_size' as a YAML path"),
+        ("filesystem.num_targets=", "give a value after '='"),
+        (
+            "filesystem.workers={meta: 0, storage: 8}",
+            "--set filesystem.workers.meta: must be at least 1, got 0 (--set filesystem.workers={meta: 0, storage: 8})",
+        ),  # noqa: E501
+    ],
+)
+def test_a_set_that_cannot_be_applied_is_refused_as_the_options(given: str, message: str) -> None:
+    result = run_cli("show", TINY, "--set", given)
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert message in result.stderr, result.stderr

@@ -86,6 +86,8 @@ class RunResult:
                     "parts": dict(sorted(self.system.parts_sources.items())),
                     # The system as simulated: changes made to it in memory (a library what-if) show here.
                     "spec_sha256": hashlib.sha256(self.system.spec.model_dump_json().encode()).hexdigest(),
+                    # The --set replacements the topology was run with (KEY=VALUE, as given).
+                    "set": list(self.system.settings),
                 },
                 "workloads": [w.model_dump(mode="json") for w in self.workloads],
                 # The same workloads as workload files hold them (sizes with units), to run again.

@@ -21,9 +21,10 @@ from sim import __version__
 from sim.accelerated import build_summary
 from sim.cli.entry import EXIT_INTERRUPTED
 from sim.config.quantities import MAX_THREADS
-from sim.errors import PfssimError, Problem, WorkloadError
+from sim.errors import ConfigError, PfssimError, Problem, WorkloadError
 
 if TYPE_CHECKING:
+    from sim.config.overrides import Setting
     from sim.config.workload import AnyWorkload
 
 EXIT_OK = 0
@@ -69,6 +70,20 @@ def _json_path(text: str) -> Path:
     return Path(text)
 
 
+def _add_set(command: argparse.ArgumentParser) -> None:
+    """``--set KEY=VALUE`` (sim.config.overrides), for the commands that load a topology."""
+    command.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=(
+            "replace a value of the topology: KEY is a YAML path as problems print it (filesystem.num_targets, "
+            "enclosures[0].count), VALUE is YAML (4, '2 MiB'); repeat for several"
+        ),
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pfssim",
@@ -80,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser("show", help="summarise a topology: parts, targets, capacity, ceilings")
     show.add_argument("topology", type=_file_path, help="a topology YAML file")
+    _add_set(show)
     show.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
     validate = commands.add_parser("validate", help="check topology and workload files; exit 2 listing problems found")
@@ -87,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="simulate benchmarks on a topology and predict their curves")
     run.add_argument("topology", type=_file_path, help="a topology YAML file")
+    _add_set(run)
     run.add_argument(
         "--workload",
         action="append",
@@ -304,6 +321,21 @@ def _progress():  # noqa: ANN202 - a rich Progress
     )
 
 
+def _settings_of(args: argparse.Namespace) -> list[Setting]:
+    """The ``--set`` arguments read; every one that cannot be is reported together."""
+    from sim.config.overrides import parse_setting
+
+    settings, problems = [], []
+    for text in args.set:
+        try:
+            settings.append(parse_setting(text))
+        except PfssimError as exc:
+            problems.append(Problem("", None, "", str(exc)))
+    if problems:
+        raise ConfigError(problems)
+    return settings
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     """``pfssim show``; a default suite naming a workload that cannot be found is refused, as
     ``run`` and ``validate`` refuse it, rather than listed as if it could run."""
@@ -312,7 +344,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from sim.topology.build import load_system
     from sim.topology.summary import summarize
 
-    system = load_system(args.topology)
+    system = load_system(args.topology, _settings_of(args))
     default_workloads(system)
     summary = summarize(system)
     if args.json:
@@ -385,7 +417,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sim.report.run import render_run
     from sim.topology.build import load_system
 
-    system = load_system(args.topology)
+    system = load_system(args.topology, _settings_of(args))
     chosen: list[AnyWorkload] = []
     problems: list[Problem] = []
     for given in args.workload:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
@@ -15,6 +16,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from sim.config.overrides import Setting, apply_settings, as_set_problems
 from sim.config.parts import PART_KINDS, PART_REFERENCES, Part, merge_fields
 from sim.config.quantities import name_problem
 from sim.config.system import SystemSpec
@@ -568,8 +570,18 @@ def _reference_problems(data: dict[str, Any], smap: SourceMap, catalogue: Catalo
     return problems
 
 
-def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
-    """Parse and schema-check a topology file and its catalogue (no graph checks yet)."""
+def load_system_spec(path: Path, settings: Sequence[Setting] = ()) -> tuple[SystemSpec, Catalogue, SourceMap]:
+    """Parse and schema-check a topology file and its catalogue (no graph checks yet), with the
+    values of ``settings`` (``--set``) in place of the file's."""
+    try:
+        return _load_system_spec(path, settings)
+    except ConfigError as exc:
+        if not settings:
+            raise
+        raise type(exc)(as_set_problems(exc.problems, list(settings))) from None
+
+
+def _load_system_spec(path: Path, settings: Sequence[Setting]) -> tuple[SystemSpec, Catalogue, SourceMap]:
     data, smap = load_yaml(path, lenient=True)
     if is_parts_catalogue(data):
         # pfssim validate parts/drives.yaml
@@ -617,6 +629,7 @@ def load_system_spec(path: Path) -> tuple[SystemSpec, Catalogue, SourceMap]:
                 )
             ]
         )
+    apply_settings(data, list(settings), str(path))
     catalogue, problems = load_catalogue(catalogue_dir_for(path), path)
     if isinstance(data.get("parts"), dict):
         problems.extend(catalogue.add_document(data["parts"], smap, ("parts",)))

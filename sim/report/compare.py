@@ -188,11 +188,12 @@ class Comparison:
 
     def labels(self) -> tuple[str, str]:
         """How the tables name the two runs: by their topologies' names, or where those agree (a
-        copy that kept its name) their files, or where those agree too (one topology run twice)
-        the result files."""
+        copy that kept its name) their files, or where those agree too their names with the
+        ``--set`` replacements they ran with, or else (one topology run twice) the result files."""
         for base, other in (
             (self.base.topology, self.other.topology),
             (self.base.topology_file, self.other.topology_file),
+            (self.base.label, self.other.label),
         ):
             if base != other:
                 return base, other
@@ -218,6 +219,12 @@ class RunFile:
     topology_sha256: str = ""  # of the bytes the run loaded
     parts_sha256: dict[str, str] = field(default_factory=dict)  # parts file name -> of the bytes the run loaded
     spec_sha256: str = ""  # of the system as simulated
+    settings: tuple[str, ...] = ()  # the --set replacements it ran with
+
+    @property
+    def label(self) -> str:
+        """The topology's name with the ``--set`` replacements it ran with."""
+        return self.topology + "".join(f" --set {text}" for text in self.settings)
 
 
 def _fail(path: Path, where: str, message: str) -> NoReturn:
@@ -311,6 +318,7 @@ def load_run(path: Path) -> RunFile:
         str(topology.get("sha256") or ""),
         {str(k): str(v) for k, v in parts.items()} if isinstance(parts := topology.get("parts"), dict) else {},
         str(topology.get("spec_sha256") or ""),
+        tuple(str(t) for t in given) if isinstance(given := topology.get("set"), list) else (),
     )
 
 
@@ -363,6 +371,7 @@ def _summary(run: RunFile, unread: list[str]) -> Summary | None:
     """The run's topology summarised, if its file and its parts files are still the bytes the run
     loaded."""
     from sim.config.load import catalogue_dir_for
+    from sim.config.overrides import parse_setting
     from sim.topology.build import load_system
     from sim.topology.summary import summarize
 
@@ -384,7 +393,7 @@ def _summary(run: RunFile, unread: list[str]) -> Summary | None:
         unread.append(f"parts file {', '.join(changed)} beside {path} has changed since {run.path} was run")
         return None
     try:
-        return summarize(load_system(path))
+        return summarize(load_system(path, [parse_setting(text) for text in run.settings]))
     except PfssimError as exc:
         unread.append(f"{path}: {exc}")
         return None

@@ -97,7 +97,8 @@ def system_label(system: System) -> str:
     copy made for a what-if that kept the original's name read exactly as the original did: an
     architect's review)."""
     stem = Path(system.file).stem if system.file else system.name
-    return system.name if stem == system.name else f"{system.name} ({Path(system.file).name})"
+    label = system.name if stem == system.name else f"{system.name} ({Path(system.file).name})"
+    return label + "".join(f" --set {text}" for text in system.settings)
 
 
 def workload_title(system: str, workload: AnyWorkload) -> str:

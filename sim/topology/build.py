@@ -9,9 +9,11 @@ collected before :class:`TopologyError` is raised.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 from sim.config.load import Catalogue, load_system_spec
+from sim.config.overrides import Setting, as_set_problems
 from sim.config.parts import Link, Server, Switch
 from sim.config.system import (
     GpfsSpec,
@@ -20,7 +22,7 @@ from sim.config.system import (
 )
 from sim.config.units import format_bytes
 from sim.config.yamlio import SourceMap, format_path
-from sim.errors import TopologyError
+from sim.errors import ConfigError, TopologyError
 from sim.topology.build_base import YamlPath, _Abort, expand_names, listing
 from sim.topology.build_servers import ServerSteps
 from sim.topology.build_services import ServiceSteps
@@ -356,8 +358,16 @@ def build_system(spec: SystemSpec, catalogue: Catalogue, smap: SourceMap) -> Sys
     return Builder(spec, catalogue, smap).build()
 
 
-def load_system(path: Path | str) -> System:
-    """Load a topology file, its parts catalogue, and build the checked system."""
+def load_system(path: Path | str, settings: Sequence[Setting] = ()) -> System:
+    """Load a topology file, its parts catalogue, and build the checked system, with the values of
+    ``settings`` (``--set``) in place of the file's."""
     path = Path(path)
-    spec, catalogue, smap = load_system_spec(path)
-    return build_system(spec, catalogue, smap)
+    spec, catalogue, smap = load_system_spec(path, settings)
+    try:
+        system = build_system(spec, catalogue, smap)
+    except ConfigError as exc:
+        if not settings:
+            raise
+        raise type(exc)(as_set_problems(exc.problems, list(settings))) from None
+    system.settings = tuple(s.text for s in settings)
+    return system

@@ -101,6 +101,8 @@ class System:
     file: str
     # The parts catalogue files the system was built from: file name -> sha256 of the bytes parsed.
     parts_sources: dict[str, str] = field(default_factory=dict)
+    # The ``--set KEY=VALUE`` replacements it was loaded with (sim.config.overrides), as given.
+    settings: tuple[str, ...] = ()
     components: dict[str, Component] = field(default_factory=dict)
     graph: nx.Graph = field(default_factory=nx.Graph)
     groups: dict[str, RaidGroup] = field(default_factory=dict)  # add with add_group
