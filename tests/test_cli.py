@@ -1442,18 +1442,33 @@ def test_set_replaces_a_topology_value_for_a_what_if_and_says_so(tmp_path: Path)
     )
     shown = run_cli("run", TINY, "--cmd", "iozone -i 0 -r 1m -I -e -s 1g -t 2", "--set", "filesystem.workers.storage=2")
     assert "tiny --set filesystem.workers.storage=2: cmd1" in " ".join(shown.stdout.split())
+    shown = json.loads(run_cli("show", TINY, "--set", "filesystem.workers.storage=2", "--json").stdout)
+    assert shown["set"] == ["filesystem.workers.storage=2"]
+    # A key given twice is refused; settings that overlap apply in order, the last one's value kept.
+    twice = run_cli("show", TINY, "--set", "filesystem.num_targets=0", "--set", "filesystem.num_targets=1")
+    assert twice.code == 2 and "--set filesystem.num_targets: is given twice; give it once" in twice.stderr
+    later = run_cli(
+        "show", TINY, "--set", "filesystem.workers.meta=0", "--set", "filesystem.workers={meta: 4, storage: 8}"
+    )
+    assert later.code == 0, later.stderr
 
 
 @pytest.mark.parametrize(
     ("given", "message"),
     [
         ("filesystem.num_targets=0", "--set filesystem.num_targets: must be at least 1, got 0"),
-        ("filesystem.num_target=2", "--set filesystem.num_target: unknown key 'num_target'"),
+        (
+            "filesystem.num_target=2",
+            "--set filesystem.num_target: unknown key 'num_target' (did you mean 'num_targets'?",
+        ),
+        ("filesytem.num_targets=2", "has no filesytem (did you mean 'filesystem'?)"),
         ("servers[9].part=x", "--set servers[9].part=x: "),
         ("enclosures[0].count=4", "has no enclosures"),
         ("nonsense", "--set 'nonsense': give KEY=VALUE"),
         ("filesystem..chunk_size=1 MiB", "cannot read 'filesystem..chunk_size' as a YAML path"),
         ("filesystem.num_targets=", "give a value after '='"),
+        # A problem the setting causes elsewhere is said with the settings the file was checked with.
+        ("servers[1].numa[0].raid_groups[0].count=2", "(with --set servers[1].numa[0].raid_groups[0].count=2)"),
         (
             "filesystem.workers={meta: 0, storage: 8}",
             "--set filesystem.workers.meta: must be at least 1, got 0 (--set filesystem.workers={meta: 0, storage: 8})",
@@ -1461,6 +1476,10 @@ def test_set_replaces_a_topology_value_for_a_what_if_and_says_so(tmp_path: Path)
     ],
 )
 def test_a_set_that_cannot_be_applied_is_refused_as_the_options(given: str, message: str) -> None:
-    result = run_cli("show", TINY, "--set", given)
+    topology = TINY if not given.startswith("servers[1]") else str(ROOT / "topologies" / "beegfs-hdr100.yaml")
+    if given.startswith("servers[1]"):
+        given = given.replace("count=2", "count=7")
+        message = message.replace("count=2", "count=7")
+    result = run_cli("show", topology, "--set", given)
     assert result.code == 2 and "Traceback" not in result.stderr
     assert message in result.stderr, result.stderr

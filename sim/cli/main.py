@@ -26,6 +26,7 @@ from sim.errors import ConfigError, PfssimError, Problem, WorkloadError
 if TYPE_CHECKING:
     from sim.config.overrides import Setting
     from sim.config.workload import AnyWorkload
+    from sim.topology.model import System
 
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -336,16 +337,30 @@ def _settings_of(args: argparse.Namespace) -> list[Setting]:
     return settings
 
 
+def _suite(system: System, settings: list[Setting]) -> list[AnyWorkload]:
+    """The topology's default suite; its problems said with the ``--set`` replacements, which the
+    file's ``benchmarks:`` may hold."""
+    from sim.benchmarks.suite import default_workloads
+    from sim.config.overrides import as_set_problems
+
+    try:
+        return default_workloads(system)
+    except ConfigError as exc:
+        if not settings:
+            raise
+        raise type(exc)(as_set_problems(exc.problems, settings)) from None
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     """``pfssim show``; a default suite naming a workload that cannot be found is refused, as
     ``run`` and ``validate`` refuse it, rather than listed as if it could run."""
-    from sim.benchmarks.suite import default_workloads
     from sim.report.show import render_summary, show_json
     from sim.topology.build import load_system
     from sim.topology.summary import summarize
 
-    system = load_system(args.topology, _settings_of(args))
-    default_workloads(system)
+    settings = _settings_of(args)
+    system = load_system(args.topology, settings)
+    _suite(system, settings)
     summary = summarize(system)
     if args.json:
         print(json.dumps(show_json(summary), indent=2))
@@ -411,13 +426,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sim.benchmarks.cmdline import option_of, parse_command
     from sim.benchmarks.driver import Precision
     from sim.benchmarks.runnable import check_all_runnable
-    from sim.benchmarks.suite import default_workloads, run_suite
+    from sim.benchmarks.suite import run_suite
     from sim.benchmarks.workloads import find_workload
     from sim.report.plot import check_plot_path, write_plot
     from sim.report.run import render_run
     from sim.topology.build import load_system
 
-    system = load_system(args.topology, _settings_of(args))
+    settings = _settings_of(args)
+    system = load_system(args.topology, settings)
     chosen: list[AnyWorkload] = []
     problems: list[Problem] = []
     for given in args.workload:
@@ -470,7 +486,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     ]
     if problems:
         raise WorkloadError(problems)
-    workloads = chosen if chosen else default_workloads(system)
+    workloads = chosen if chosen else _suite(system, settings)
     if args.threads:
         workloads = [w.with_threads(args.threads) for w in workloads]
     try:

@@ -573,15 +573,18 @@ def _reference_problems(data: dict[str, Any], smap: SourceMap, catalogue: Catalo
 def load_system_spec(path: Path, settings: Sequence[Setting] = ()) -> tuple[SystemSpec, Catalogue, SourceMap]:
     """Parse and schema-check a topology file and its catalogue (no graph checks yet), with the
     values of ``settings`` (``--set``) in place of the file's."""
+    hints: dict[str, str] = {}
     try:
-        return _load_system_spec(path, settings)
+        return _load_system_spec(path, settings, hints)
     except ConfigError as exc:
         if not settings:
             raise
-        raise type(exc)(as_set_problems(exc.problems, list(settings))) from None
+        raise type(exc)(as_set_problems(exc.problems, list(settings), hints)) from None
 
 
-def _load_system_spec(path: Path, settings: Sequence[Setting]) -> tuple[SystemSpec, Catalogue, SourceMap]:
+def _load_system_spec(
+    path: Path, settings: Sequence[Setting], hints: dict[str, str]
+) -> tuple[SystemSpec, Catalogue, SourceMap]:
     data, smap = load_yaml(path, lenient=True)
     if is_parts_catalogue(data):
         # pfssim validate parts/drives.yaml
@@ -629,7 +632,7 @@ def _load_system_spec(path: Path, settings: Sequence[Setting]) -> tuple[SystemSp
                 )
             ]
         )
-    apply_settings(data, list(settings), str(path))
+    hints.update(apply_settings(data, list(settings), str(path)))
     catalogue, problems = load_catalogue(catalogue_dir_for(path), path)
     if isinstance(data.get("parts"), dict):
         problems.extend(catalogue.add_document(data["parts"], smap, ("parts",)))

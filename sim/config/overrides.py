@@ -12,6 +12,7 @@ longer holds what was checked.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -56,22 +57,30 @@ def parse_setting(text: str) -> Setting:
     except ConfigError as exc:
         reason = exc.problems[0].message if exc.problems else str(exc)
         raise PfssimError(f"{SOURCE} {text!r}: cannot read its value as YAML: {reason}") from None
-    if value is None:
-        raise PfssimError(f"{SOURCE} {text!r}: give a value after '='")
-    return Setting(tuple(path), value, text)
+    return Setting(tuple(path), value, text)  # null too: an optional key back to its default
 
 
-def apply_settings(data: Any, settings: list[Setting], file: str) -> None:
+def apply_settings(data: Any, settings: list[Setting], file: str) -> dict[str, str]:
     """Replace (or add, in an existing mapping) each setting's value in ``data``, the topology read
-    from ``file``; a path that leads nowhere is refused with every such setting named."""
+    from ``file``; a path that leads nowhere, or one given twice, is refused with every such
+    setting named. Returns, for each key a setting adds that resembles one the mapping has, that
+    key (a typo of a key to replace: said if the schema refuses the new one)."""
     problems = []
+    hints: dict[str, str] = {}
+    seen: set[PathKey] = set()
     for setting in settings:
+        if setting.path in seen:
+            problems.append(Problem(SOURCE, None, format_path(setting.path), "is given twice; give it once"))
+            continue
+        seen.add(setting.path)
         node = data
         for depth, element in enumerate(setting.path[:-1]):
-            node = _step(node, element)
+            parent, node = node, _step(node, element)
             if node is None:
                 where = format_path(setting.path[: depth + 1])
-                problems.append(Problem(SOURCE, None, setting.text, f"{file} has no {where}"))
+                problems.append(
+                    Problem(SOURCE, None, setting.text, f"{file} has no {where}{_resembles(parent, element)}")
+                )
                 break
         else:
             last = setting.path[-1]
@@ -83,9 +92,22 @@ def apply_settings(data: Any, settings: list[Setting], file: str) -> None:
                 where = format_path(setting.path[:-1]) or "the file"
                 problems.append(Problem(SOURCE, None, setting.text, f"{where} in {file} is not a mapping"))
                 continue
+            elif last not in node:
+                close = difflib.get_close_matches(last, [k for k in node if isinstance(k, str)], n=1, cutoff=0.6)
+                if close:
+                    hints[format_path(setting.path)] = close[0]
             node[last] = setting.value
     if problems:
         raise ConfigError(problems)
+    return hints
+
+
+def _resembles(node: Any, element: str | int) -> str:
+    """`` (did you mean 'filesystem'?)`` for a key that resembles one ``node`` has, else ``""``."""
+    if not isinstance(node, dict) or not isinstance(element, str):
+        return ""
+    close = difflib.get_close_matches(element, [k for k in node if isinstance(k, str)], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _step(node: Any, element: str | int) -> Any:
@@ -94,20 +116,37 @@ def _step(node: Any, element: str | int) -> Any:
     return node.get(element) if isinstance(node, dict) else None
 
 
-def as_set_problems(problems: list[Problem], settings: list[Setting]) -> list[Problem]:
-    """``problems`` with those at or below a replaced value said as ``--set``'s (the file's line
-    there holds the value the setting replaced)."""
+def as_set_problems(
+    problems: list[Problem], settings: list[Setting], hints: dict[str, str] | None = None
+) -> list[Problem]:
+    """``problems`` of a topology read with ``settings``: those at or below a replaced value said
+    as the ``--set``'s that last replaced it (the file's line there holds the value it replaced),
+    the others said with the settings, since the file is checked as they leave it (a RAID group's
+    drives counted against an enclosure's that a setting changed); ``hints``: keys a setting added
+    that resemble ones the mapping has (:func:`apply_settings`)."""
+    hints = hints or {}
     places = [(format_path(s.path), s) for s in settings]
+    given = ", ".join(f"{SOURCE} {s.text}" for s in settings)
     out = []
     for problem in problems:
+        if problem.file == SOURCE:  # already the option's (apply_settings)
+            out.append(problem)
+            continue
         match = next(
-            (s for place, s in places if problem.path == place or problem.path.startswith((place + ".", place + "["))),
+            (
+                s
+                for place, s in reversed(places)
+                if problem.path == place or problem.path.startswith((place + ".", place + "["))
+            ),
             None,
         )
         if match is None:
-            out.append(problem)
-        else:
-            # Said with the setting's text where the problem lies below the value it set.
-            said = "" if problem.path == format_path(match.path) else f" ({SOURCE} {match.text})"
-            out.append(Problem(SOURCE, None, problem.path, problem.message + said))
+            out.append(Problem(problem.file, problem.line, problem.path, f"{problem.message} (with {given})"))
+            continue
+        message = problem.message
+        if problem.path in hints and message.startswith("unknown key") and "did you mean" not in message:
+            message += f" (did you mean {hints[problem.path]!r}? it is in the file)"
+        # Said with the setting's text where the problem lies below the value it set.
+        said = "" if problem.path == format_path(match.path) else f" ({SOURCE} {match.text})"
+        out.append(Problem(SOURCE, None, problem.path, message + said))
     return out

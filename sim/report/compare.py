@@ -318,8 +318,15 @@ def load_run(path: Path) -> RunFile:
         str(topology.get("sha256") or ""),
         {str(k): str(v) for k, v in parts.items()} if isinstance(parts := topology.get("parts"), dict) else {},
         str(topology.get("spec_sha256") or ""),
-        tuple(str(t) for t in given) if isinstance(given := topology.get("set"), list) else (),
+        _settings(path, topology.get("set", [])),
     )
+
+
+def _settings(path: Path, given: object) -> tuple[str, ...]:
+    """A result's ``inputs.topology.set``: the ``--set`` replacements its topology ran with."""
+    if not isinstance(given, list) or not all(isinstance(text, str) for text in given):
+        _fail(path, "inputs.topology.set", f"expected a list of KEY=VALUE texts, got {given!r}")
+    return tuple(given)
 
 
 #: A workload's settings that may differ between two runs compared: its thread counts (a run may

@@ -128,6 +128,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
             "topology": side.topology,
             "file": side.topology_file,
             "result": str(side.path),
+            "set": list(side.settings),
             "seed": side.seed,
             "precision": side.precision,
         }

@@ -18,7 +18,8 @@ def show_json(summary: Summary) -> dict[str, Any]:
     """The ``pfssim show --json`` object: the summary and the file-system settings as the model
     runs them, each with its origin (the topology, or the default taken)."""
     settings = [{"key": s.key, "value": s.value, "origin": s.origin} for s in filesystem_settings(summary.system)]
-    return summary.to_json() | {"filesystem_settings": settings}
+    # The --set replacements the topology was read with (added within version 1).
+    return summary.to_json() | {"filesystem_settings": settings, "set": list(summary.system.settings)}
 
 
 def render_summary(summary: Summary, console: Console) -> None:
@@ -29,6 +30,8 @@ def render_summary(summary: Summary, console: Console) -> None:
     head.add_column()
     head.add_row("system", f"{s.name}: {s.spec.title}")
     head.add_row("file", s.file)
+    if s.settings:
+        head.add_row("--set", ", ".join(s.settings))
     head.add_row("file system", s.spec.filesystem.kind)
     head.add_row("clients / servers", f"{len(s.clients)} / {len(s.servers)}")
     head.add_row("storage targets", str(len(s.storage_targets)))
