@@ -404,3 +404,16 @@ def test_a_copy_that_kept_its_originals_name_is_told_apart_by_its_file(tmp_path:
     text = _render([_point(seq, "write", 2, 2.0e9, "B/s")], [seq], topology=copy)
     assert "tiny (more-links.yaml): cmd, iozone_seq_nn" in " ".join(text.split())
     assert system_label(load_system(ROOT / "tests" / "data" / "tiny.yaml")) == "tiny"
+
+
+def test_a_bottleneck_below_90_percent_says_how_much_room_the_utilisation_law_leaves() -> None:
+    # A lecturer's review: one stream's drive named at 65%, and more threads gave +54%.
+    seq = parse_command("iozone -i 0 -r 1m -I -e -s 1g -t 4")
+    points = [
+        _point(seq, "write", 1, 1.0e9, "B/s", bottleneck_utilization=0.65),
+        _point(seq, "write", 4, 1.3e9, "B/s", bottleneck_utilization=1.0),
+    ]
+    text = " ".join(_render(points, [seq]).split())
+    assert "holds its point only in part" in text and "(at 65%, up to +53%)" in text
+    busy = " ".join(_render([_point(seq, "write", 4, 1.3e9, "B/s", bottleneck_utilization=0.95)], [seq]).split())
+    assert "only in part" not in busy
