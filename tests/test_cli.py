@@ -1444,6 +1444,14 @@ def test_set_replaces_a_topology_value_for_a_what_if_and_says_so(tmp_path: Path)
     assert "tiny --set filesystem.workers.storage=2: cmd1" in " ".join(shown.stdout.split())
     shown = json.loads(run_cli("show", TINY, "--set", "filesystem.workers.storage=2", "--json").stdout)
     assert shown["set"] == ["filesystem.workers.storage=2"]
+    origins = {row["key"]: row["origin"] for row in shown["filesystem_settings"]}
+    assert origins["workers.storage"] == "--set" and origins["workers.meta"] == "topology"
+    # A change that no count, ceiling or setting shows (a client group's cores) is still said.
+    cores = _run_json(tmp_path, TINY, "cores.json", "--set", "clients[0].cores=4")
+    changes = json.loads(run_cli("compare", str(base), str(cores), "--json").stdout)["topology_changes"]
+    assert changes["spec_differs"] and not changes["parts"] and not changes["filesystem"]
+    table = " ".join(run_cli("compare", str(base), str(cores)).stdout.split())
+    assert "the systems as simulated differ in what no part count" in table
     # A key given twice is refused; settings that overlap apply in order, the last one's value kept.
     twice = run_cli("show", TINY, "--set", "filesystem.num_targets=0", "--set", "filesystem.num_targets=1")
     assert twice.code == 2 and "--set filesystem.num_targets: is given twice; give it once" in twice.stderr

@@ -372,6 +372,9 @@ class TopologyChanges:
     # under the same model name, which the counts do not show).
     parts_files: list[str] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)  # why a topology could not be read as its run loaded it
+    # The systems as simulated differ (spec_sha256) in what the lists above may not show: a part's
+    # overrides, a CPU's cores.
+    spec_differs: bool = False
 
 
 def _summary(run: RunFile, unread: list[str]) -> Summary | None:
@@ -416,7 +419,7 @@ def topology_changes(base: RunFile, other: RunFile) -> TopologyChanges | None:
     )
     if same and base.topology_sha256:
         return None
-    changes = TopologyChanges()
+    changes = TopologyChanges(spec_differs=base.spec_sha256 != other.spec_sha256)
     changes.parts_files = sorted(
         name
         for name in base.parts_sha256.keys() | other.parts_sha256.keys()

@@ -58,7 +58,12 @@ def _changes_text(changes: TopologyChanges | None, base: str, other: str) -> lis
         for name in changes.parts_files
     ]
     lines += [f"  (not compared: {why})" for why in changes.unread]
-    if len(lines) == 1:
+    if len(lines) == 1 and changes.spec_differs:
+        lines.append(
+            "  the systems as simulated differ in what no part count, ceiling, file-system setting or parts file "
+            "shows (a part's overrides, a CPU's cores: see the --set replacements or the topology files)"
+        )
+    elif len(lines) == 1:
         lines.append("  no part count, ceiling, file-system setting or parts file differs")
     return lines
 
@@ -145,6 +150,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
             "ceilings": {op: {"base": x, "other": y} for op, (x, y) in comparison.changes.ceilings.items()},
             "filesystem": [{"key": k, "base": x, "other": y} for k, x, y in comparison.changes.settings],
             "parts_files": comparison.changes.parts_files,
+            "spec_differs": comparison.changes.spec_differs,
             "unread": comparison.changes.unread,
         },
         "cautions": comparison.cautions(),

@@ -10,16 +10,32 @@ from rich.table import Table
 
 from sim.config.system import GpfsSpec
 from sim.config.units import Dimension, format_decimal_bytes, format_quantity
-from sim.fs.settings import filesystem_settings
+from sim.fs.settings import Setting, filesystem_settings
+from sim.topology.model import System
 from sim.topology.summary import Summary
 
 
 def show_json(summary: Summary) -> dict[str, Any]:
     """The ``pfssim show --json`` object: the summary and the file-system settings as the model
     runs them, each with its origin (the topology, or the default taken)."""
-    settings = [{"key": s.key, "value": s.value, "origin": s.origin} for s in filesystem_settings(summary.system)]
+    settings = [
+        {"key": s.key, "value": s.value, "origin": origin(summary.system, s)}
+        for s in filesystem_settings(summary.system)
+    ]
     # The --set replacements the topology was read with (added within version 1).
     return summary.to_json() | {"filesystem_settings": settings, "set": list(summary.system.settings)}
+
+
+def origin(system: System, setting: Setting) -> str:
+    """Where a file-system setting's value comes from: ``--set`` where a replacement wrote it or a
+    mapping holding it (the file's line no longer holds it), else the setting's own origin."""
+    for text in system.settings:
+        key = text.partition("=")[0].strip()
+        if key.startswith("filesystem."):
+            path = key.removeprefix("filesystem.")
+            if setting.key == path or setting.key.startswith((path + ".", path + "[")):
+                return "--set"
+    return setting.origin
 
 
 def render_summary(summary: Summary, console: Console) -> None:
@@ -96,7 +112,7 @@ def render_summary(summary: Summary, console: Console) -> None:
     settings.add_column("value", justify="right")
     settings.add_column("from")
     for setting in filesystem_settings(s):
-        settings.add_row(setting.key, setting.text, setting.origin)
+        settings.add_row(setting.key, setting.text, origin(s, setting))
     own = "stripe: (chunk_size, num_targets)" if s.spec.filesystem.kind == "beegfs" else "gpfs_pagepool_client:"
     settings.caption = f"a workload file's own {own} replaces the topology's for that workload"
 
