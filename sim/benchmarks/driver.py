@@ -519,11 +519,11 @@ def _utilization(
         # connection) is always full, but no request ever waits for it and more slots change nothing.
         pool_waits = {n: platform.pools[n].waits - (waits0 or {}).get(n, 0) for n in occupancy}
         full = [n for n, held in occupancy.items() if held >= POOL_FULL and pool_waits[n] > 0]
-        # The drives behind the caches writes waited for: a group by its drives' mean, a lone drive
-        # by itself (see the docstring).
+        # The drives behind the caches the load kept full: a group by its drives' mean, a lone drive
+        # by itself (see the docstring); looked for only where a full pool would be named.
         groups = [f"{v}.drives" if f"{v}.drives" in utilization else platform.raids[v].members[0].name for v in waited]
-        destage_bound = [name for name in groups if name in utilization and name not in off_path]
-        if full and destage_bound:
+        destage_bound = [name for name in groups if name in utilization and name not in off_path] if full else []
+        if destage_bound:
             bottleneck = max(destage_bound, key=lambda n: (utilization[n], n))
         elif full:
             tightest = _tightest_pool(platform, full, visits0)

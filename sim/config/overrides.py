@@ -93,21 +93,27 @@ def apply_settings(data: Any, settings: list[Setting], file: str) -> dict[str, s
                 problems.append(Problem(SOURCE, None, setting.text, f"{where} in {file} is not a mapping"))
                 continue
             elif last not in node:
-                close = difflib.get_close_matches(last, [k for k in node if isinstance(k, str)], n=1, cutoff=0.6)
+                close = _closest(node, last)
                 if close:
-                    hints[format_path(setting.path)] = close[0]
+                    hints[format_path(setting.path)] = close
             node[last] = setting.value
     if problems:
         raise ConfigError(problems)
     return hints
 
 
+def _closest(node: Any, element: str | int) -> str | None:
+    """The key of mapping ``node`` that ``element`` resembles, if one does."""
+    if not isinstance(node, dict) or not isinstance(element, str):
+        return None
+    close = difflib.get_close_matches(element, [k for k in node if isinstance(k, str)], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def _resembles(node: Any, element: str | int) -> str:
     """`` (did you mean 'filesystem'?)`` for a key that resembles one ``node`` has, else ``""``."""
-    if not isinstance(node, dict) or not isinstance(element, str):
-        return ""
-    close = difflib.get_close_matches(element, [k for k in node if isinstance(k, str)], n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = _closest(node, element)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def _step(node: Any, element: str | int) -> Any:

@@ -58,6 +58,7 @@ class GpfsModel:
         self.fs = fs
         self.block = fs.block_size
         self.nsds = ctx.system.storage_targets
+        self._slot_counts: dict[str, int] = {}  # blocks each NSD holds (_slots, on every request's path)
         self.paths = NsdPaths(ctx)
         self.file_size = self.workload.file_size_for(ctx.threads)
         self.record = self.workload.record_size
@@ -153,10 +154,10 @@ class GpfsModel:
         scattered = self.fs.allocation == "scattered"
         recent = None
         if not scattered and not self.ctx.random:
-            _positions, count, step = self._first_positions()
+            positions, count, step = self._first_positions()
             # Pieces a step is cut into at most, times the copies written: a round's pieces at most.
             pieces = (math.ceil(step / block) + 1) * self.replicas
-            recent = _Recent(self._recent_pieces(), self.ctx.threads * count * pieces)
+            recent = _Recent(self._recent_pieces(positions, count, step), self.ctx.threads * count * pieces)
 
         def sampler(nsd: str):  # noqa: ANN202 - a (offset, size) sampler per LUN
             blocks = max(int(self.ctx.platform.raids[nsd].capacity // block), 1)
@@ -192,7 +193,9 @@ class GpfsModel:
             positions.append(twin.integer(count))
         return positions, count, step
 
-    def _recent_pieces(self) -> Generator[tuple[str, float, float], None, None]:
+    def _recent_pieces(
+        self, positions: list[int], count: int, step: float
+    ) -> Generator[tuple[str, float, float], None, None]:
         """(NSD, offset on the LUN, size) of what the threads wrote last before their first
         requests, a block of each thread in turn, newest first, and round their files again
         without end: what a long sequential run leaves in the controllers' caches, every copy of
@@ -207,8 +210,8 @@ class GpfsModel:
         started one writer's cache on the inner tracks of its LUN, and its destages ran at the
         inner zone's rate for longer than a point's window: one O_DIRECT writer of 1 MiB records
         on a RAID6 8+2 gave 1.17, 1.59 and 1.53 GB/s with seeds 1, 2 and 3, each interval
-        +-1% or narrower, against 1.87 GB/s from long runs."""
-        positions, count, step = self._first_positions()
+        +-1% or narrower, against 1.87 GB/s from long runs. ``positions``, ``count`` and ``step``
+        are :meth:`_first_positions`'s."""
         walks = [self._blocks_behind(t, position, count, step) for t, position in enumerate(positions)]
         while True:
             for walk in walks:
@@ -313,7 +316,10 @@ class GpfsModel:
 
     def _slots(self, nsd: str) -> int:
         """Blocks ``nsd`` holds."""
-        return max(int(self.ctx.platform.raids[nsd].capacity // self.block), 1)
+        slots = self._slot_counts.get(nsd)
+        if slots is None:
+            slots = self._slot_counts[nsd] = max(int(self.ctx.platform.raids[nsd].capacity // self.block), 1)
+        return slots
 
     def _cluster_slot(self, t: int, nsd: str, block: int) -> int:
         """Where file block ``block`` of thread ``t`` sits on ``nsd`` with cluster allocation: the

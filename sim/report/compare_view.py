@@ -14,7 +14,7 @@ from rich.table import Table
 
 from sim.config.units import Dimension, format_quantity
 from sim.report.compare import Comparison, RunFile, TopologyChanges
-from sim.report.plot import LOG_VALUES_SPAN, check_plot_path, thread_axis, value_scale, write_figure
+from sim.report.plot import check_plot_path, log_scale, thread_axis, value_scale, write_figure
 from sim.report.run import bottleneck_text
 
 #: Version of ``pfssim compare --json``'s object.
@@ -206,9 +206,8 @@ def comparison_figure(comparison: Comparison):  # noqa: ANN201 - a matplotlib Fi
                 if loose:
                     ax.plot([t for t, _ in loose], [s.value / scale for _, s in loose], linestyle="none", marker="o",
                             markersize=11, markerfacecolor="none", color="red")  # fmt: skip
-                values += [s.value for s in sides if s.value > 0]
-        mdtest = pairs[0].benchmark == "mdtest"
-        thread_axis(ax, mdtest or (bool(values) and max(values) > LOG_VALUES_SPAN * min(values)))
+                values += [s.value for s in sides]
+        thread_axis(ax, log_scale(values, pairs[0].benchmark == "mdtest"))
         ax.set_ylabel(unit)
         ax.set_title(
             fill(f"{workload}: {other} (dashed) against {base} (solid)", 80).replace("$", r"\$"), fontsize="medium"

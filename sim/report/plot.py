@@ -43,9 +43,14 @@ def log_values(curves: list[list[PointResult]]) -> bool:
     """Whether a panel's values need a log axis: mdtest's (stat and create rates differ by orders of
     magnitude), or any spanning more than :data:`LOG_VALUES_SPAN` (random IOPS from one thread to a
     thousand: on a linear axis the points below 64 threads sat in its bottom seventh, a review)."""
-    values = [p.value for curve in curves for p in curve if p.value > 0]
-    mdtest = any(p.benchmark == "mdtest" for curve in curves for p in curve)
-    return mdtest or (bool(values) and max(values) > LOG_VALUES_SPAN * min(values))
+    values = [p.value for curve in curves for p in curve]
+    return log_scale(values, any(p.benchmark == "mdtest" for curve in curves for p in curve))
+
+
+def log_scale(values: list[float], mdtest: bool) -> bool:
+    """:func:`log_values` of a panel's plain values (``mdtest``: an mdtest panel)."""
+    positive = [v for v in values if v > 0]
+    return mdtest or (bool(positive) and max(positive) > LOG_VALUES_SPAN * min(positive))
 
 
 def thread_axis(ax, log: bool) -> None:  # noqa: ANN001 - a matplotlib Axes

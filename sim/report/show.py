@@ -8,8 +8,10 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
 
+from sim.config.overrides import parse_setting
 from sim.config.system import GpfsSpec
 from sim.config.units import Dimension, format_decimal_bytes, format_quantity
+from sim.config.yamlio import format_path
 from sim.fs.settings import Setting, filesystem_settings
 from sim.topology.model import System
 from sim.topology.summary import Summary
@@ -30,10 +32,10 @@ def origin(system: System, setting: Setting) -> str:
     """Where a file-system setting's value comes from: ``--set`` where a replacement wrote it or a
     mapping holding it (the file's line no longer holds it), else the setting's own origin."""
     for text in system.settings:
-        key = text.partition("=")[0].strip()
-        if key.startswith("filesystem."):
-            path = key.removeprefix("filesystem.")
-            if setting.key == path or setting.key.startswith((path + ".", path + "[")):
+        path = parse_setting(text).path
+        if path[:1] == ("filesystem",):
+            key = format_path(path[1:])
+            if setting.key == key or setting.key.startswith((key + ".", key + "[")):
                 return "--set"
     return setting.origin
 
